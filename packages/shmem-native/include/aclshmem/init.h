@@ -1,0 +1,62 @@
+/* aclshmem/init.h - initialisation, finalisation, unique IDs, TLS, instances. */
+#ifndef ACLSHMEM_INIT_H
+#define ACLSHMEM_INIT_H
+
+#include "aclshmem/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Returns an aclshmemx_init_status_t for the active instance. */
+ACLSHMEM_HOST_API int aclshmemx_init_status(void);
+
+/** Makes a unique ID: PE 0's control-plane address and a random job secret.
+ *  Call it once (normally on PE 0) and hand the 136 bytes to every PE. */
+ACLSHMEM_HOST_API int aclshmemx_get_uniqueid(aclshmemx_uniqueid_t *uid);
+
+/** Fills attr for ACLSHMEMX_INIT_WITH_UNIQUEID: PE, PE count, heap size, default options. */
+ACLSHMEM_HOST_API int aclshmemx_set_attr_uniqueid_args(int my_pe, int n_pes, int64_t local_mem_size,
+                                                      aclshmemx_uniqueid_t *uid,
+                                                      aclshmemx_init_attr_t *attr);
+
+/** Sets the queue-pair count of an engine; only before init, same on every PE. */
+ACLSHMEM_HOST_API int aclshmemx_set_qp_num(data_op_engine_type_t engine, uint32_t qp_num);
+
+/** Collective: joins the job described by attr and builds the symmetric heaps. */
+ACLSHMEM_HOST_API int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags,
+                                          aclshmemx_init_attr_t *attributes);
+
+/** Collective: finalises the active instance. */
+ACLSHMEM_HOST_API int aclshmem_finalize(void);
+
+/** Collective: finalises instance_id (switching to it first if needed). */
+ACLSHMEM_HOST_API int aclshmemx_finalize(uint64_t instance_id);
+
+ACLSHMEM_HOST_API void aclshmem_info_get_version(int *major, int *minor);
+
+/** Writes "ACLSHMEM vX.Y.Z" (at most ACLSHMEM_MAX_NAME_LEN bytes with the NUL). */
+ACLSHMEM_HOST_API void aclshmem_info_get_name(char *name);
+
+/** Ends every PE of the job with status. */
+ACLSHMEM_HOST_API void aclshmem_global_exit(int status);
+
+/** TLS of the control plane; takes effect at the next init. */
+ACLSHMEM_HOST_API int32_t aclshmemx_set_conf_store_tls(bool enable, const char *tls_info,
+                                                      const uint32_t tls_info_len);
+ACLSHMEM_HOST_API int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tls_pk_len,
+                                                            const char *tls_pk_pw,
+                                                            const uint32_t tls_pk_pw_len,
+                                                            const aclshmem_decrypt_handler decrypt_handler);
+
+/** The active instance (NULL when none is initialised) and switching between instances. */
+ACLSHMEM_HOST_API aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void);
+ACLSHMEM_HOST_API int aclshmemx_instance_ctx_set(uint64_t instance_id);
+
+/** The message of the last failing call in this thread ("" if none). */
+ACLSHMEM_HOST_API const char *aclshmemx_get_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

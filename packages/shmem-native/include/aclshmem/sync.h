@@ -1,0 +1,20 @@
+/* aclshmem/sync.h - barriers.  barrier and sync also complete this PE's outstanding
+ * host-issued RMA and signals before the rendezvous. */
+#ifndef ACLSHMEM_SYNC_H
+#define ACLSHMEM_SYNC_H
+
+#include "aclshmem/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ACLSHMEM_HOST_API void aclshmem_barrier(aclshmem_team_t team);
+ACLSHMEM_HOST_API void aclshmem_barrier_all(void);
+ACLSHMEM_HOST_API void aclshmem_sync(aclshmem_team_t team);
+ACLSHMEM_HOST_API void aclshmem_sync_all(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,217 @@
+/*
+ * aclshmem/types.h - constants, enums and structures of the public API.
+ *
+ * Plain C11: no C++ default arguments or references, so that a C compiler and,
+ * after preprocessing, cffi can both read it.  Values match the Ascend SHMEM API.
+ */
+#ifndef ACLSHMEM_TYPES_H
+#define ACLSHMEM_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ACLSHMEM_HOST_API __attribute__((visibility("default")))
+#else
+#define ACLSHMEM_HOST_API
+#endif
+
+/* ---- versions and limits ---------------------------------------------- */
+#define ACLSHMEM_MAJOR_VERSION 1
+#define ACLSHMEM_MINOR_VERSION 1
+#define ACLSHMEM_VENDOR_MAJOR_VER 1
+#define ACLSHMEM_VENDOR_MINOR_VER 1
+#define ACLSHMEM_VENDOR_PATCH_VER 1
+#define ACLSHMEM_MAX_NAME_LEN 256
+#define ACLSHMEM_MAX_IP_PORT_LEN 64
+#define ACLSHMEM_UNIQUE_ID_INNER_LEN 124
+#define ACLSHMEM_UNIQUEID_VERSION 65672 /* (1 << 16) + sizeof(aclshmemx_uniqueid_t) */
+#define ACLSHMEM_DEFAULT_TIMEOUT 120    /* seconds */
+#define ACLSHMEM_MAX_PES 16384
+#define ACLSHMEM_MAX_TEAMS 2048
+#define ACLSHMEM_MAX_LOCAL_SIZE (40ULL * 1024 * 1024 * 1024)
+#define ACLSHMEM_MAX_INSTANCES 255
+#define ACLSHMEM_MAX_QP_NUM 32
+#define ACLSHMEM_SIGNAL_SIZE 8
+#define ACLSHMEM_PAGE_SIZE (2ULL * 1024 * 1024)
+#define ACLSHMEM_CYCLE_PROF_MAX_BLOCK 64
+#define ACLSHMEM_CYCLE_PROF_FRAME_CNT 1024
+
+/* ---- error codes ------------------------------------------------------ */
+typedef enum {
+    ACLSHMEM_SUCCESS = 0,
+    ACLSHMEM_INVALID_PARAM = -1,
+    ACLSHMEM_INVALID_VALUE = -2,
+    ACLSHMEM_SMEM_ERROR = -3,
+    ACLSHMEM_INNER_ERROR = -4,
+    ACLSHMEM_NOT_INITED = -5,
+    ACLSHMEM_BOOTSTRAP_ERROR = -6,
+    ACLSHMEM_TIMEOUT_ERROR = -7,
+    ACLSHMEM_MALLOC_FAILED = -8,
+    ACLSHMEM_DL_FUNC_FAILED = -9,
+    ACLSHMEM_INNER_TIMEOUT = -10,
+    ACLSHMEM_UNDER_API_UNLOAD = -11,
+    ACLSHMEM_NOT_SUPPORTED = -100
+} aclshmem_error_code_t;
+
+/* ---- init --------------------------------------------------------------- */
+/* Bootstrap flags of aclshmemx_init_attr. */
+typedef enum {
+    ACLSHMEMX_INIT_WITH_DEFAULT = 1 << 0, /* attr.ip_port = "tcp://ip:port" */
+    ACLSHMEMX_INIT_WITH_MPI = 1 << 1,     /* not available on this platform */
+    ACLSHMEMX_INIT_WITH_UNIQUEID = 1 << 3 /* attr.comm_args = aclshmemx_uniqueid_t * */
+} aclshmemx_bootstrap_t;
+#define ACLSHMEMX_INIT_MAX 0x80000000U
+
+typedef enum {
+    ACLSHMEM_STATUS_NOT_INITIALIZED = 0,
+    ACLSHMEM_STATUS_SHM_CREATED = 1,
+    ACLSHMEM_STATUS_IS_INITIALIZED = 2,
+    ACLSHMEM_STATUS_INVALID = 0x7fffffff
+} aclshmemx_init_status_t;
+
+typedef enum {
+    ACLSHMEM_TRANSPORT_MTE = 1 << 0,
+    ACLSHMEM_TRANSPORT_ROCE = 1 << 1,
+    ACLSHMEM_TRANSPORT_SDMA = 1 << 2,
+    ACLSHMEM_TRANSPORT_UDMA = 1 << 3
+} aclshmem_transport_t;
+
+/* Data engines, a bitmask. */
+typedef enum {
+    ACLSHMEM_DATA_OP_MTE = 0x01,
+    ACLSHMEM_DATA_OP_SDMA = 0x02,
+    ACLSHMEM_DATA_OP_ROCE = 0x04,
+    ACLSHMEM_DATA_OP_UDMA = 0x08,
+    ACLSHMEM_DATA_OP_MAX = 0x08
+} data_op_engine_type_t;
+
+typedef struct {
+    int version;
+    data_op_engine_type_t data_op_engine_type;
+    uint32_t shm_init_timeout;          /* seconds */
+    uint32_t shm_create_timeout;        /* seconds */
+    uint32_t control_operation_timeout; /* seconds */
+    int32_t sockFd;
+} aclshmem_init_optional_attr_t;
+
+#define ACLSHMEM_INIT_OPTIONAL_ATTR_VERSION ((1 << 16) + (int)sizeof(aclshmem_init_optional_attr_t))
+
+typedef struct aclshmemx_init_attr_t {
+    int my_pe;
+    int n_pes;
+    char ip_port[ACLSHMEM_MAX_IP_PORT_LEN];
+    uint64_t local_mem_size;
+    aclshmem_init_optional_attr_t option_attr;
+    void *comm_args;      /* UNIQUEID / DEFAULT: aclshmemx_uniqueid_t * */
+    uint64_t instance_id; /* 0 .. 254 */
+} aclshmemx_init_attr_t;
+
+/* C has no default member initialisers: start from this and fill in the rest. */
+#define ACLSHMEMX_INIT_ATTR_INITIALIZER                                                        \
+    { 0, 0, {0}, 0,                                                                            \
+      { ACLSHMEM_INIT_OPTIONAL_ATTR_VERSION, ACLSHMEM_DATA_OP_MTE, ACLSHMEM_DEFAULT_TIMEOUT,   \
+        ACLSHMEM_DEFAULT_TIMEOUT, ACLSHMEM_DEFAULT_TIMEOUT, -1 },                              \
+      NULL, 0 }
+
+/* The 136-byte unique ID.  internal[] is opaque (PE 0's address and the job secret). */
+typedef struct {
+    int32_t version;
+    int my_pe;
+    int n_pes;
+    char internal[ACLSHMEM_UNIQUE_ID_INNER_LEN];
+} aclshmemx_uniqueid_t;
+
+#define ACLSHMEM_UNIQUEID_INITIALIZER { ACLSHMEM_UNIQUEID_VERSION, 0, 0, {0} }
+
+/* Decrypts an encrypted TLS private-key password.  Returns 0 on success. */
+typedef int (*aclshmem_decrypt_handler)(const char *cipher, size_t cipher_len,
+                                        char *plain, size_t *plain_len);
+
+/* ---- memory ------------------------------------------------------------- */
+typedef enum { HOST_SIDE = 0, DEVICE_SIDE = 1 } aclshmem_mem_type_t;
+
+/* ---- signals and comparisons -------------------------------------------- */
+typedef enum { ACLSHMEM_SIGNAL_SET = 0, ACLSHMEM_SIGNAL_ADD = 1 } aclshmem_signal_op_type_t;
+
+typedef enum {
+    ACLSHMEM_CMP_EQ = 0,
+    ACLSHMEM_CMP_NE = 1,
+    ACLSHMEM_CMP_GT = 2,
+    ACLSHMEM_CMP_GE = 3,
+    ACLSHMEM_CMP_LT = 4,
+    ACLSHMEM_CMP_LE = 5
+} aclshmem_cmp_op_type_t;
+
+typedef enum { NO_NBI = 0, NBI = 1 } aclshmem_block_mode_t;
+
+/* ---- teams -------------------------------------------------------------- */
+typedef enum { ACLSHMEM_TEAM_INVALID = -1, ACLSHMEM_TEAM_WORLD = 0 } aclshmem_team_index_t;
+typedef int aclshmem_team_t;
+typedef uint64_t aclshmemx_team_uniqueid_t;
+
+typedef struct {
+    int32_t version;
+    int32_t num_contexts;
+    aclshmemx_team_uniqueid_t uniqueid;
+    char padding[48];
+} aclshmem_team_config_t; /* 64 bytes */
+
+/* A team-scoped handle for aclshmemx_handle_wait. */
+typedef struct {
+    aclshmem_team_t team_id;
+} aclshmem_handle_t;
+
+/* ---- streams, instances, engines, profiling ----------------------------- */
+/* A stream handle.  On the cpu platform it is the address of an emulated stream;
+ * NULL is the active instance's default stream. */
+typedef void *aclrtStream;
+
+/* A kernel body: runs once per block, on its own thread. */
+typedef void (*aclshmemx_kernel_fn)(uint32_t block_idx, uint32_t block_dim, void *arg);
+
+typedef struct {
+    uint64_t id;
+    void *instance;
+} aclshmem_instance_ctx;
+
+typedef struct {
+    int64_t aclshmem_ub;
+    uint32_t ub_size;
+    uint32_t sync_id;
+} aclshmem_ub_config_t;
+
+typedef struct {
+    int64_t ccount[ACLSHMEM_CYCLE_PROF_FRAME_CNT];
+    int64_t cycles[ACLSHMEM_CYCLE_PROF_FRAME_CNT];
+} aclshmem_prof_block_t;
+
+typedef struct {
+    int32_t pe_id; /* -1 on PEs that are not profiled */
+    aclshmem_prof_block_t block_prof[ACLSHMEM_CYCLE_PROF_MAX_BLOCK];
+} aclshmem_prof_pe_t;
+
+/* ---- type tables for the generated families ----------------------------- */
+/* X(NAME, TYPE): the element types of the typed RMA families. */
+#define ACLSHMEM_RMA_TYPES(X)                                                                  \
+    X(float, float) X(double, double) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)       \
+    X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)                \
+    X(uint64, uint64_t) X(char, char)
+
+/* X(NAME, TYPE): the element types of the point-to-point wait/test families (no double). */
+#define ACLSHMEM_P2P_SYNC_TYPES(X)                                                             \
+    X(float, float) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) X(int64, int64_t)      \
+    X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t) X(char, char)
+
+/* X(BITS): the element widths of the sized RMA families. */
+#define ACLSHMEM_RMA_SIZES(X) X(8) X(16) X(32) X(64) X(128)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACLSHMEM_TYPES_H */
