@@ -1,0 +1,346 @@
+/* Initialisation and finalisation of an instance, and the job-wide calls around them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aclshmem/init.h"
+#include "aclshmem/rma.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/net.h"
+#include "core/error.h"
+#include "core/instance.h"
+#include "core/log.h"
+#include "core/settings.h"
+#include "mem/heap.h"
+#include "platform/platform.h"
+#include "sync/ctrl.h"
+#include "sync/wait.h"
+#include "team/team.h"
+#include "transport/transport.h"
+
+/* Control-plane keys of the init-time collectives (team collectives use other keys). */
+#define INIT_KEY_SHARE 0x494E495400000001ull
+#define INIT_KEY_READY 0x494E495400000002ull
+#define FINI_KEY 0x46494E4900000001ull
+
+static int check_attr(const aclshmemx_init_attr_t *attr)
+{
+    const aclshmem_init_optional_attr_t *opt = &attr->option_attr;
+    if (attr->my_pe < 0)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: my_pe %d is negative", attr->my_pe);
+    if (attr->n_pes <= 0 || attr->n_pes > ACLSHMEM_MAX_PES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: n_pes %d is not in 1..%d", attr->n_pes,
+                           ACLSHMEM_MAX_PES);
+    if (attr->my_pe >= attr->n_pes)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: my_pe %d is not below n_pes %d", attr->my_pe,
+                           attr->n_pes);
+    if (opt->shm_init_timeout == 0 || opt->control_operation_timeout == 0)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
+                           "init: shm_init_timeout and control_operation_timeout must be > 0 seconds "
+                           "(start from ACLSHMEMX_INIT_ATTR_INITIALIZER or aclshmemx_set_attr_uniqueid_args)");
+    unsigned engines = (unsigned)opt->data_op_engine_type;
+    if (engines == 0 || (engines & ~0x0Fu) != 0)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
+                           "init: data_op_engine_type 0x%x is not a nonzero mask of MTE|SDMA|ROCE|UDMA",
+                           engines);
+    if (attr->local_mem_size == 0 || attr->local_mem_size > ACLSHMEM_MAX_LOCAL_SIZE)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: local_mem_size %llu is not in 1..%llu bytes",
+                           (unsigned long long)attr->local_mem_size,
+                           (unsigned long long)ACLSHMEM_MAX_LOCAL_SIZE);
+    if (attr->instance_id >= ACLSHMEM_MAX_INSTANCES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: instance_id %llu is not in 0..%d",
+                           (unsigned long long)attr->instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Where the control plane is and what secret it uses, from the flags and attributes. */
+static int resolve_job(aclshmemx_bootstrap_t flags, const aclshmemx_init_attr_t *attr,
+                       shmemi_uid_inner_t *inner)
+{
+    if (flags == ACLSHMEMX_INIT_WITH_MPI)
+        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED,
+                           "init: ACLSHMEMX_INIT_WITH_MPI is not available; use UNIQUEID (broadcast the "
+                           "ID with MPI yourself) or DEFAULT");
+    if (flags == ACLSHMEMX_INIT_WITH_DEFAULT) {
+        char url[ACLSHMEM_MAX_IP_PORT_LEN + 1];
+        memcpy(url, attr->ip_port, ACLSHMEM_MAX_IP_PORT_LEN);
+        url[ACLSHMEM_MAX_IP_PORT_LEN] = '\0';
+        if (shmemi_uid_from_url(url, inner) == 0)
+            return ACLSHMEM_SUCCESS;
+        if (!attr->comm_args)
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "init: ip_port \"%s\" is not tcp://host:port or tcp6://[host]:port with "
+                               "a port above 1024", url);
+        return shmemi_uid_decode(attr->comm_args, inner);
+    }
+    if (flags == ACLSHMEMX_INIT_WITH_UNIQUEID) {
+        if (!attr->comm_args)
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "init: UNIQUEID mode needs attr.comm_args to point at the unique ID");
+        return shmemi_uid_decode(attr->comm_args, inner);
+    }
+    return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                       "init: bootstrap flags 0x%x are not ACLSHMEMX_INIT_WITH_DEFAULT or _UNIQUEID",
+                       (unsigned)flags);
+}
+
+static int start_server(shmemi_instance_t *inst, const shmemi_uid_inner_t *inner)
+{
+    int fd = shmemi_uid_take_reserved_socket(inner);
+    if (fd < 0) {
+        struct sockaddr_storage ss;
+        socklen_t len = shmemi_uid_sockaddr(inner, &ss);
+        fd = shmemi_tcp_bind(&ss, len);
+        if (fd < 0) {
+            char text[80];
+            shmemi_sockaddr_text(&ss, text, sizeof(text));
+            return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                               "PE 0 cannot listen on %s: %s (is the port in use by another job?)", text,
+                               strerror(-fd));
+        }
+    }
+    return shmemi_store_server_start(fd, inner->secret, inst->n_pes, &inst->server);
+}
+
+static void wake_local_waiters(void *ctx)
+{
+    shmemi_instance_t *inst = ctx;
+    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
+    if (ctrl)
+        shmemi_doorbell_ring(ctrl);
+}
+
+static void teardown(shmemi_instance_t *inst, int clean)
+{
+    shmemi_platform_instance_fini(inst);
+    shmemi_teams_fini(inst);
+    if (inst->boot)
+        shmemi_bootstrap_set_failure_hook(inst->boot, NULL, NULL);
+    shmemi_heaps_destroy(&inst->heaps);
+    free(inst->transport);
+    inst->transport = NULL;
+    shmemi_bootstrap_close(inst->boot, clean);
+    inst->boot = NULL;
+    shmemi_store_server_stop(inst->server, clean ? inst->control_timeout_ms : 0);
+    inst->server = NULL;
+    free(inst->prof);
+    inst->prof = NULL;
+}
+
+/* Everything after the attributes are known good. */
+static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inner)
+{
+    const aclshmem_init_optional_attr_t *opt = &inst->attr.option_attr;
+    int64_t init_timeout_ms = (int64_t)opt->shm_init_timeout * 1000;
+    inst->control_timeout_ms = (int64_t)opt->control_operation_timeout * 1000;
+    shmemi_engine_defaults(inst);
+
+    if (inst->my_pe == 0)
+        SHMEMI_TRY(start_server(inst, inner));
+    SHMEMI_TRY(shmemi_bootstrap_connect(inner, inst->my_pe, inst->n_pes, init_timeout_ms, &inst->boot));
+    SHMEMI_TRY(shmemi_heaps_create(&inst->heaps, inst->my_pe, inst->n_pes, inst->attr.local_mem_size,
+                                   sizeof(shmemi_ctrl_t), inner->secret));
+    shmemi_bootstrap_set_failure_hook(inst->boot, wake_local_waiters, inst);
+    SHMEMI_TRY(shmemi_heaps_share(&inst->heaps, inst->boot, INIT_KEY_SHARE, inner->secret, init_timeout_ms));
+    SHMEMI_TRY(shmemi_transport_select(inst));
+    SHMEMI_TRY(shmemi_teams_init(inst));
+    SHMEMI_TRY(shmemi_platform_instance_init(inst));
+
+    /* Everyone is mapped and agrees on the heap size before anyone touches a peer. */
+    uint64_t mine = inst->attr.local_mem_size;
+    uint64_t *sizes = calloc((size_t)inst->n_pes, sizeof(uint64_t));
+    if (!sizes)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    int rc = shmemi_bootstrap_collective(inst->boot, INIT_KEY_READY, inst->n_pes, inst->my_pe, &mine,
+                                         sizeof(mine), sizes, init_timeout_ms);
+    for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < inst->n_pes; pe++)
+        if (sizes[pe] != mine)
+            rc = shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                             "init: local size diffs: PE %d asked for %llu bytes, PE %d for %llu; every "
+                             "PE must use the same local_mem_size", pe, (unsigned long long)sizes[pe],
+                             inst->my_pe, (unsigned long long)mine);
+    free(sizes);
+    return rc;
+}
+
+int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes)
+{
+    if (!attributes)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: attributes is NULL");
+    SHMEMI_TRY(check_attr(attributes));
+    shmemi_uid_inner_t inner;
+    SHMEMI_TRY(resolve_job(bootstrap_flags, attributes, &inner));
+
+    shmemi_instances_lock();
+    shmemi_instance_t *existing = shmemi_instance_get(attributes->instance_id);
+    if (existing) {
+        shmemi_instances_unlock();
+        if (attributes->instance_id != 0) {
+            SHMEMI_WARN("instance %llu is already initialized", (unsigned long long)attributes->instance_id);
+            return ACLSHMEM_SUCCESS;
+        }
+        return shmemi_fail(ACLSHMEM_INNER_ERROR,
+                           "init: instance 0 is already initialized; do not call init interface "
+                           "repeatedly (finalize first)");
+    }
+    shmemi_instance_t *inst = calloc(1, sizeof(*inst));
+    if (!inst) {
+        shmemi_instances_unlock();
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    }
+    inst->id = attributes->instance_id;
+    inst->attr = *attributes;
+    inst->my_pe = attributes->my_pe;
+    inst->n_pes = attributes->n_pes;
+    inst->ctx.id = inst->id;
+    inst->ctx.instance = inst;
+    atomic_store(&inst->status, ACLSHMEM_STATUS_NOT_INITIALIZED);
+    shmemi_log_configure(inst->my_pe);
+
+    int rc = build_instance(inst, &inner);
+    if (rc != ACLSHMEM_SUCCESS) {
+        teardown(inst, 0);
+        free(inst);
+        shmemi_instances_unlock();
+        return rc;
+    }
+    atomic_store(&inst->status, ACLSHMEM_STATUS_IS_INITIALIZED);
+    shmemi_instance_register(inst);
+    if (inst->id == 0 || !shmemi_active())
+        shmemi_instance_activate(inst);
+    shmemi_settings_instance_started();
+    shmemi_instances_unlock();
+    SHMEMI_INFO("PE %d of %d initialized instance %llu", inst->my_pe, inst->n_pes,
+                (unsigned long long)inst->id);
+    return ACLSHMEM_SUCCESS;
+}
+
+static int finalize_instance(shmemi_instance_t *inst)
+{
+    aclshmem_quiet();
+    shmemi_platform_instance_fini(inst);
+    /* Nobody unmaps a heap while a peer may still be writing into it. */
+    int rc = shmemi_bootstrap_collective(inst->boot, FINI_KEY, inst->n_pes, inst->my_pe, NULL, 0, NULL,
+                                         inst->control_timeout_ms);
+    shmemi_instance_unregister(inst);
+    teardown(inst, rc == ACLSHMEM_SUCCESS);
+    free(inst);
+    if (!shmemi_active())
+        shmemi_instance_activate(shmemi_instance_get(0));
+    shmemi_settings_instance_stopped();
+    return rc;
+}
+
+int aclshmem_finalize(void)
+{
+    shmemi_instances_lock();
+    shmemi_instance_t *inst = shmemi_active();
+    int rc = inst ? finalize_instance(inst)
+                  : shmemi_fail(ACLSHMEM_NOT_INITED, "aclshmem_finalize: no instance is initialized");
+    shmemi_instances_unlock();
+    return rc;
+}
+
+int aclshmemx_finalize(uint64_t instance_id)
+{
+    if (instance_id >= ACLSHMEM_MAX_INSTANCES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_finalize: instance_id %llu is not in 0..%d",
+                           (unsigned long long)instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    shmemi_instances_lock();
+    shmemi_instance_t *inst = shmemi_instance_get(instance_id);
+    int rc;
+    if (!inst) {
+        rc = shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_finalize: instance %llu is not initialized",
+                         (unsigned long long)instance_id);
+    } else {
+        shmemi_instance_t *previous = shmemi_active();
+        shmemi_instance_activate(inst);
+        rc = finalize_instance(inst);
+        if (previous != inst)
+            shmemi_instance_activate(previous);
+    }
+    shmemi_instances_unlock();
+    return rc;
+}
+
+int aclshmemx_init_status(void)
+{
+    shmemi_instance_t *inst = shmemi_active();
+    return inst ? atomic_load(&inst->status) : ACLSHMEM_STATUS_NOT_INITIALIZED;
+}
+
+int aclshmemx_set_attr_uniqueid_args(int my_pe, int n_pes, int64_t local_mem_size, aclshmemx_uniqueid_t *uid,
+                                     aclshmemx_init_attr_t *attr)
+{
+    if (!uid || !attr)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_attr_uniqueid_args: uid or attr is NULL");
+    if (local_mem_size < 0 || (uint64_t)local_mem_size > ACLSHMEM_MAX_LOCAL_SIZE || n_pes > ACLSHMEM_MAX_PES ||
+        my_pe >= ACLSHMEM_MAX_PES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
+                           "aclshmemx_set_attr_uniqueid_args: my_pe %d, n_pes %d or local_mem_size %lld "
+                           "is beyond the limits", my_pe, n_pes, (long long)local_mem_size);
+    aclshmemx_init_attr_t defaults = ACLSHMEMX_INIT_ATTR_INITIALIZER;
+    defaults.instance_id = attr->instance_id < ACLSHMEM_MAX_INSTANCES ? attr->instance_id : 0;
+    *attr = defaults;
+    attr->my_pe = my_pe;
+    attr->n_pes = n_pes;
+    attr->local_mem_size = (uint64_t)local_mem_size;
+    attr->comm_args = uid;
+    uid->my_pe = my_pe;
+    uid->n_pes = n_pes;
+    return ACLSHMEM_SUCCESS;
+}
+
+void aclshmem_info_get_version(int *major, int *minor)
+{
+    if (!major || !minor) {
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_info_get_version: major or minor is NULL");
+        return;
+    }
+    *major = ACLSHMEM_MAJOR_VERSION;
+    *minor = ACLSHMEM_MINOR_VERSION;
+}
+
+void aclshmem_info_get_name(char *name)
+{
+    if (!name) {
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_info_get_name: name is NULL");
+        return;
+    }
+    snprintf(name, ACLSHMEM_MAX_NAME_LEN, "ACLSHMEM v%d.%d.%d", ACLSHMEM_VENDOR_MAJOR_VER,
+             ACLSHMEM_VENDOR_MINOR_VER, ACLSHMEM_VENDOR_PATCH_VER);
+}
+
+void aclshmem_global_exit(int status)
+{
+    shmemi_instance_t *inst = shmemi_active();
+    if (inst && inst->boot)
+        shmemi_bootstrap_global_exit(inst->boot, status); /* does not return */
+    SHMEMI_WARN("aclshmem_global_exit(%d) before init: only this process exits", status);
+    fflush(NULL);
+    _exit(status);
+}
+
+aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void)
+{
+    shmemi_instance_t *inst = shmemi_active();
+    return inst ? &inst->ctx : NULL;
+}
+
+int aclshmemx_instance_ctx_set(uint64_t instance_id)
+{
+    if (instance_id >= ACLSHMEM_MAX_INSTANCES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_instance_ctx_set: instance_id %llu is not in 0..%d",
+                           (unsigned long long)instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    shmemi_instances_lock();
+    shmemi_instance_t *inst = shmemi_instance_get(instance_id);
+    if (inst)
+        shmemi_instance_activate(inst);
+    shmemi_instances_unlock();
+    if (!inst)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_instance_ctx_set: instance %llu is not initialized",
+                           (unsigned long long)instance_id);
+    return ACLSHMEM_SUCCESS;
+}

@@ -1,0 +1,69 @@
+/* The instance registry and the active-instance switch.
+ *
+ * The active instance is per process (as in the original): switching it from one thread
+ * switches it for all.  Lookups are lock-free reads of an atomic pointer; init, finalize
+ * and switching are serialised by one mutex. */
+#include "core/instance.h"
+
+#include <stdio.h>
+
+#include "core/error.h"
+
+static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
+static shmemi_instance_t *_Atomic registry[ACLSHMEM_MAX_INSTANCES];
+static shmemi_instance_t *_Atomic active;
+
+void shmemi_instances_lock(void)
+{
+    pthread_mutex_lock(&instances_lock);
+}
+
+void shmemi_instances_unlock(void)
+{
+    pthread_mutex_unlock(&instances_lock);
+}
+
+shmemi_instance_t *shmemi_active(void)
+{
+    return atomic_load_explicit(&active, memory_order_acquire);
+}
+
+shmemi_instance_t *shmemi_require(const char *api)
+{
+    shmemi_instance_t *inst = shmemi_active();
+    if (!inst || atomic_load(&inst->status) != ACLSHMEM_STATUS_IS_INITIALIZED) {
+        shmemi_fail(ACLSHMEM_NOT_INITED, "%s: the library is not initialized (call aclshmemx_init_attr first)",
+                    api);
+        return NULL;
+    }
+    return inst;
+}
+
+shmemi_instance_t *shmemi_instance_get(uint64_t id)
+{
+    return id < ACLSHMEM_MAX_INSTANCES ? atomic_load(&registry[id]) : NULL;
+}
+
+void shmemi_instance_register(shmemi_instance_t *inst)
+{
+    atomic_store(&registry[inst->id], inst);
+}
+
+void shmemi_instance_unregister(shmemi_instance_t *inst)
+{
+    atomic_store(&registry[inst->id], NULL);
+    if (shmemi_active() == inst)
+        atomic_store(&active, NULL);
+}
+
+void shmemi_instance_activate(shmemi_instance_t *inst)
+{
+    atomic_store_explicit(&active, inst, memory_order_release);
+}
+
+int shmemi_check_alive(shmemi_instance_t *inst)
+{
+    char msg[256];
+    int code = inst->boot ? shmemi_bootstrap_failure(inst->boot, msg, sizeof(msg)) : 0;
+    return code ? shmemi_fail(code, "%s", msg) : ACLSHMEM_SUCCESS;
+}

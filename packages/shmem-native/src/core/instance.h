@@ -1,0 +1,62 @@
+/* An instance: one initialised job membership with its own control plane, heaps, world
+ * team and default stream.  The active instance is what the public API acts on. */
+#ifndef SHMEMI_INSTANCE_H
+#define SHMEMI_INSTANCE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "aclshmem/types.h"
+#include "bootstrap/bootstrap.h"
+#include "mem/heap.h"
+
+struct shmemi_team_pool;
+struct shmemi_transport_ops;
+struct shmemi_stream;
+
+typedef struct shmemi_instance {
+    uint64_t id;
+    atomic_int status; /* aclshmemx_init_status_t */
+    int my_pe;
+    int n_pes;
+    aclshmemx_init_attr_t attr;
+    int64_t control_timeout_ms;
+
+    shmemi_bootstrap_t *boot;
+    shmemi_store_server_t *server; /* PE 0 only */
+
+    shmemi_heap_set_t heaps;                      /* device, host and control segments */
+    const struct shmemi_transport_ops **transport; /* [n_pes]: how to reach each PE */
+
+    struct shmemi_team_pool *teams;
+    struct shmemi_stream *default_stream;
+
+    aclshmem_ub_config_t engine_config[4]; /* mte, sdma, rdma, udma */
+    aclshmem_prof_pe_t *prof;
+
+    aclshmem_instance_ctx ctx; /* what aclshmemx_instance_ctx_get hands out */
+} shmemi_instance_t;
+
+/* The active instance, or NULL. */
+shmemi_instance_t *shmemi_active(void);
+
+/* The active, initialised instance; otherwise NULL with a NOT_INITED last error naming api. */
+shmemi_instance_t *shmemi_require(const char *api);
+
+/* Registry of instances by id (0..254). */
+shmemi_instance_t *shmemi_instance_get(uint64_t id);
+void shmemi_instance_register(shmemi_instance_t *inst);
+void shmemi_instance_unregister(shmemi_instance_t *inst);
+void shmemi_instance_activate(shmemi_instance_t *inst);
+/* Serialises init, finalize and switching. */
+void shmemi_instances_lock(void);
+void shmemi_instances_unlock(void);
+
+/* The original's engine workspace defaults. */
+void shmemi_engine_defaults(shmemi_instance_t *inst);
+
+/* Checks that the job is healthy (no PE died); an error with a message otherwise. */
+int shmemi_check_alive(shmemi_instance_t *inst);
+
+#endif

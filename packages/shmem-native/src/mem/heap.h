@@ -1,0 +1,50 @@
+/* Symmetric segments: each PE's DEVICE_SIDE heap, HOST_SIDE heap and control segment are
+ * sparse memfds, handed to same-node PEs over a Unix socket (SCM_RIGHTS) and mapped there.
+ * No named shared-memory object exists, so a crash leaks nothing. */
+#ifndef SHMEMI_HEAP_H
+#define SHMEMI_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bootstrap/bootstrap.h"
+#include "mem/allocator.h"
+
+enum {
+    SHMEMI_SEG_HOST = 0,   /* == HOST_SIDE */
+    SHMEMI_SEG_DEVICE = 1, /* == DEVICE_SIDE */
+    SHMEMI_SEG_CTRL = 2,   /* the library's own: doorbell, barrier counters */
+    SHMEMI_SEG_COUNT = 3
+};
+
+typedef struct {
+    int fd;
+    size_t size;
+    uint8_t *base;       /* this PE's mapping */
+    uint8_t **peer_base; /* [n_pes]: mapping of each PE's twin, NULL for other nodes */
+    shmemi_allocator_t alloc;
+} shmemi_segment_t;
+
+typedef struct {
+    int my_pe, n_pes;
+    shmemi_segment_t seg[SHMEMI_SEG_COUNT];
+    uint8_t *same_node; /* [n_pes] */
+    int listen_fd;      /* abstract Unix socket serving our memfds during init */
+    char socket_name[64];
+} shmemi_heap_set_t;
+
+/* Creates this PE's segments (heap_size bytes for each heap) and starts listening for
+ * same-node peers.  job_tag names the job (derived from the secret). */
+int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_size,
+                        size_t ctrl_size, const uint8_t secret[32]);
+
+/* Collective: learns which PEs share this node and maps their segments. */
+int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t key,
+                       const uint8_t secret[32], int64_t timeout_ms);
+
+void shmemi_heaps_destroy(shmemi_heap_set_t *h);
+
+/* The segment holding [addr, addr + len) in this PE's mappings, or -1; *offset set. */
+int shmemi_heap_locate(const shmemi_heap_set_t *h, const void *addr, size_t len, size_t *offset);
+
+#endif

@@ -1,0 +1,255 @@
+/* put / get in all their public shapes: untyped, typed (ACLSHMEM_RMA_TYPES), sized
+ * (ACLSHMEM_RMA_SIZES), strided and non-blocking.  On the transports of this build every
+ * operation is complete when issued, so _nbi calls share the blocking path and quiet only
+ * orders memory; the ops table keeps room for transports where that is not so. */
+#include "rma/rma.h"
+
+#include <stdint.h>
+
+#include "aclshmem/rma.h"
+#include "core/error.h"
+#include "mem/heap.h"
+#include "transport/transport.h"
+
+int shmemi_rma_resolve(shmemi_instance_t *inst, const void *sym, size_t len, int pe, const char *api,
+                       int *seg, size_t *offset)
+{
+    if (pe < 0 || pe >= inst->n_pes)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: PE %d is not in 0..%d", api, pe, inst->n_pes - 1);
+    if (!sym)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the symmetric address is NULL", api);
+    *seg = shmemi_heap_locate(&inst->heaps, sym, len, offset);
+    if (*seg < 0)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: [%p, +%zu bytes) is not inside a symmetric heap of this PE", api, sym, len);
+    return ACLSHMEM_SUCCESS;
+}
+
+static int byte_count(size_t nelems, size_t elem_size, size_t *bytes, const char *api)
+{
+    if (elem_size && nelems > SIZE_MAX / elem_size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %zu elements of %zu bytes overflow size_t", api,
+                           nelems, elem_size);
+    *bytes = nelems * elem_size;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Shared checks of put and get; *inst_out is NULL when there is nothing to do. */
+static int prepare(const char *api, const void *sym, const void *local, size_t nelems, size_t elem_size, int pe,
+                   shmemi_instance_t **inst_out, int *seg, size_t *offset, size_t *bytes)
+{
+    *inst_out = NULL;
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    SHMEMI_TRY(byte_count(nelems, elem_size, bytes, api));
+    if (*bytes == 0)
+        return ACLSHMEM_SUCCESS;
+    if (!local)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the local address is NULL", api);
+    SHMEMI_TRY(shmemi_rma_resolve(inst, sym, *bytes, pe, api, seg, offset));
+    *inst_out = inst;
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
+{
+    shmemi_instance_t *inst;
+    int seg;
+    size_t offset = 0, bytes = 0;
+    SHMEMI_TRY(prepare(api, dst, src, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
+    if (!inst)
+        return ACLSHMEM_SUCCESS;
+    const shmemi_transport_ops_t *t = inst->transport[pe];
+    SHMEMI_TRY(t->put(inst, pe, seg, offset, src, bytes));
+    t->notify(inst, pe);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
+{
+    shmemi_instance_t *inst;
+    int seg;
+    size_t offset = 0, bytes = 0;
+    SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
+    if (!inst)
+        return ACLSHMEM_SUCCESS;
+    return inst->transport[pe]->get(inst, pe, seg, offset, dst, bytes);
+}
+
+/* The symmetric side spans from its first to its last element. */
+static int strided_span(size_t nelems, size_t elem_size, ptrdiff_t stride, size_t *span, const char *api)
+{
+    if (stride <= 0)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: stride %td must be positive", api, stride);
+    if (nelems == 0) {
+        *span = 0;
+        return ACLSHMEM_SUCCESS;
+    }
+    size_t steps = 0;
+    SHMEMI_TRY(byte_count(nelems - 1, (size_t)stride, &steps, api));
+    return byte_count(steps + 1, elem_size, span, api);
+}
+
+static int strided(const char *api, int is_put, void *dst, const void *src, ptrdiff_t dst_stride,
+                   ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    size_t dst_span, src_span;
+    SHMEMI_TRY(strided_span(nelems, elem_size, dst_stride, &dst_span, api));
+    SHMEMI_TRY(strided_span(nelems, elem_size, src_stride, &src_span, api));
+    if (nelems == 0)
+        return ACLSHMEM_SUCCESS;
+    if (!dst || !src)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: dest or source is NULL", api);
+    int seg;
+    size_t offset;
+    const void *sym = is_put ? dst : src;
+    SHMEMI_TRY(shmemi_rma_resolve(inst, sym, is_put ? dst_span : src_span, pe, api, &seg, &offset));
+    const shmemi_transport_ops_t *t = inst->transport[pe];
+    for (size_t i = 0; i < nelems; i++) {
+        size_t d = i * (size_t)dst_stride * elem_size, s = i * (size_t)src_stride * elem_size;
+        if (is_put)
+            SHMEMI_TRY(t->put(inst, pe, seg, offset + d, (const uint8_t *)src + s, elem_size));
+        else
+            SHMEMI_TRY(t->get(inst, pe, seg, offset + s, (uint8_t *)dst + d, elem_size));
+    }
+    if (is_put)
+        t->notify(inst, pe);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_rma_iput(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                    size_t nelems, size_t elem_size, int pe)
+{
+    return strided(api, 1, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
+}
+
+int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                    size_t nelems, size_t elem_size, int pe)
+{
+    return strided(api, 0, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
+}
+
+int shmemi_quiet(shmemi_instance_t *inst)
+{
+    SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
+    return shmemi_transport_none.quiet(inst);
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+void aclshmem_putmem(void *dst, const void *src, size_t elem_size, int32_t pe)
+{
+    shmemi_rma_put("aclshmem_putmem", dst, src, elem_size, 1, pe);
+}
+
+void aclshmem_getmem(void *dst, const void *src, size_t elem_size, int32_t pe)
+{
+    shmemi_rma_get("aclshmem_getmem", dst, src, elem_size, 1, pe);
+}
+
+void aclshmem_putmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe)
+{
+    shmemi_rma_put("aclshmem_putmem_nbi", dst, src, elem_size, 1, pe);
+}
+
+void aclshmem_getmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe)
+{
+    shmemi_rma_get("aclshmem_getmem_nbi", dst, src, elem_size, 1, pe);
+}
+
+#define DEFINE_TYPED_RMA(NAME, TYPE)                                                                  \
+    void aclshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe)                \
+    {                                                                                                \
+        shmemi_rma_put("aclshmem_" #NAME "_put", dest, source, nelems, sizeof(TYPE), pe);            \
+    }                                                                                                \
+    void aclshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe)                \
+    {                                                                                                \
+        shmemi_rma_get("aclshmem_" #NAME "_get", dest, source, nelems, sizeof(TYPE), pe);            \
+    }                                                                                                \
+    void aclshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe)            \
+    {                                                                                                \
+        shmemi_rma_put("aclshmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);        \
+    }                                                                                                \
+    void aclshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe)            \
+    {                                                                                                \
+        shmemi_rma_get("aclshmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);        \
+    }                                                                                                \
+    void aclshmem_##NAME##_p(TYPE *dst, const TYPE value, int pe)                                    \
+    {                                                                                                \
+        shmemi_rma_put("aclshmem_" #NAME "_p", dst, &value, 1, sizeof(TYPE), pe);                    \
+    }                                                                                                \
+    TYPE aclshmem_##NAME##_g(const TYPE *src, int32_t pe)                                            \
+    {                                                                                                \
+        TYPE value = 0;                                                                              \
+        shmemi_rma_get("aclshmem_" #NAME "_g", &value, src, 1, sizeof(TYPE), pe);                    \
+        return value;                                                                                \
+    }                                                                                                \
+    void aclshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst,        \
+                                size_t nelems, int pe)                                               \
+    {                                                                                                \
+        shmemi_rma_iput("aclshmem_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE), pe); \
+    }                                                                                                \
+    void aclshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst,        \
+                                size_t nelems, int pe)                                               \
+    {                                                                                                \
+        shmemi_rma_iget("aclshmem_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE), pe); \
+    }
+ACLSHMEM_RMA_TYPES(DEFINE_TYPED_RMA)
+
+#define DEFINE_SIZED_RMA(BITS)                                                                        \
+    void aclshmem_put##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe)              \
+    {                                                                                                \
+        shmemi_rma_put("aclshmem_put" #BITS, dst, src, elem_size, BITS / 8, pe);                     \
+    }                                                                                                \
+    void aclshmem_get##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe)              \
+    {                                                                                                \
+        shmemi_rma_get("aclshmem_get" #BITS, dst, src, elem_size, BITS / 8, pe);                     \
+    }                                                                                                \
+    void aclshmem_put##BITS##_nbi(void *dst, const void *src, uint32_t elem_size, int32_t pe)        \
+    {                                                                                                \
+        shmemi_rma_put("aclshmem_put" #BITS "_nbi", dst, src, elem_size, BITS / 8, pe);              \
+    }                                                                                                \
+    void aclshmem_get##BITS##_nbi(void *dst, const void *src, uint32_t elem_size, int32_t pe)        \
+    {                                                                                                \
+        shmemi_rma_get("aclshmem_get" #BITS "_nbi", dst, src, elem_size, BITS / 8, pe);              \
+    }                                                                                                \
+    void aclshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                             size_t nelems, int pe)                                                  \
+    {                                                                                                \
+        shmemi_rma_iput("aclshmem_iput" #BITS, dest, source, dst, sst, nelems, BITS / 8, pe);        \
+    }                                                                                                \
+    void aclshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                             size_t nelems, int pe)                                                  \
+    {                                                                                                \
+        shmemi_rma_iget("aclshmem_iget" #BITS, dest, source, dst, sst, nelems, BITS / 8, pe);        \
+    }
+ACLSHMEM_RMA_SIZES(DEFINE_SIZED_RMA)
+
+void aclshmem_quiet(void)
+{
+    shmemi_instance_t *inst = shmemi_require("aclshmem_quiet");
+    if (inst)
+        shmemi_quiet(inst);
+}
+
+void aclshmem_fence(void)
+{
+    /* Every operation completes in issue order here, so a fence is a quiet. */
+    shmemi_instance_t *inst = shmemi_require("aclshmem_fence");
+    if (inst)
+        shmemi_quiet(inst);
+}
+
+void *aclshmem_ptr(void *ptr, int pe)
+{
+    shmemi_instance_t *inst = shmemi_require("aclshmem_ptr");
+    int seg;
+    size_t offset;
+    if (!inst || shmemi_rma_resolve(inst, ptr, 1, pe, "aclshmem_ptr", &seg, &offset) != ACLSHMEM_SUCCESS)
+        return NULL;
+    return inst->transport[pe]->ptr(inst, pe, seg, offset);
+}

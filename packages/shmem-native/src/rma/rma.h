@@ -1,0 +1,28 @@
+/* The RMA core every public family goes through: validate, then the peer's transport. */
+#ifndef SHMEMI_RMA_H
+#define SHMEMI_RMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/instance.h"
+
+/* Finds the symmetric range [sym, sym + len) in this PE's heaps and checks pe; on failure
+ * records an error naming api. */
+int shmemi_rma_resolve(shmemi_instance_t *inst, const void *sym, size_t len, int pe, const char *api,
+                       int *seg, size_t *offset);
+
+/* Contiguous transfers of nelems elements of elem_size bytes ("put": dst symmetric). */
+int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe);
+int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe);
+
+/* Strided transfers: element i goes from src + i*sst to dst + i*dst_stride (in elements). */
+int shmemi_rma_iput(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                    size_t nelems, size_t elem_size, int pe);
+int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
+                    size_t nelems, size_t elem_size, int pe);
+
+/* Completes this PE's outstanding RMA on every transport. */
+int shmemi_quiet(shmemi_instance_t *inst);
+
+#endif

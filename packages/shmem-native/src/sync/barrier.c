@@ -1,0 +1,78 @@
+#include "sync/barrier.h"
+
+#include "aclshmem/sync.h"
+#include "core/error.h"
+#include "mem/heap.h"
+#include "rma/rma.h"
+#include "sync/ctrl.h"
+#include "sync/wait.h"
+#include "transport/transport.h"
+
+typedef struct {
+    _Atomic uint64_t *counter;
+    uint64_t epoch;
+} arrival_t;
+
+static int arrived(void *ctx)
+{
+    arrival_t *a = ctx;
+    return atomic_load(a->counter) >= a->epoch;
+}
+
+int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
+{
+    SHMEMI_TRY(shmemi_quiet(inst));
+    if (t->size == 1)
+        return ACLSHMEM_SUCCESS;
+    pthread_mutex_lock(&t->lock);
+    uint64_t *epochs = inst->teams->barrier_epoch[t->index];
+    shmemi_ctrl_t *mine = shmemi_ctrl_of(inst, inst->my_pe);
+    int rc = ACLSHMEM_SUCCESS;
+    for (int k = 0, dist = 1; rc == ACLSHMEM_SUCCESS && dist < t->size; k++, dist <<= 1) {
+        int partner = shmemi_team_world_pe(t, (t->my_idx + dist) % t->size);
+        size_t offset = offsetof(shmemi_ctrl_t, team_psync) +
+                        ((size_t)t->index * SHMEMI_BARRIER_ROUNDS + (size_t)k) * sizeof(uint64_t);
+        const shmemi_transport_ops_t *tr = inst->transport[partner];
+        rc = tr->atomic(inst, partner, SHMEMI_SEG_CTRL, offset, SHMEMI_ATOMIC_ADD, 8, 1);
+        if (rc != ACLSHMEM_SUCCESS)
+            break;
+        tr->notify(inst, partner);
+        arrival_t a = {&mine->team_psync[t->index][k], ++epochs[k]};
+        rc = shmemi_wait(inst, arrived, &a);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+static void team_barrier(aclshmem_team_t team, const char *api)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst || team == ACLSHMEM_TEAM_INVALID) /* the invalid team: a no-op, as in the original */
+        return;
+    shmemi_team_t *t = shmemi_team_get(inst, team);
+    if (!t) {
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: team %d does not exist (never created or destroyed)", api, team);
+        return;
+    }
+    shmemi_barrier(inst, t);
+}
+
+void aclshmem_barrier(aclshmem_team_t team)
+{
+    team_barrier(team, "aclshmem_barrier");
+}
+
+void aclshmem_barrier_all(void)
+{
+    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmem_barrier_all");
+}
+
+void aclshmem_sync(aclshmem_team_t team)
+{
+    team_barrier(team, "aclshmem_sync");
+}
+
+void aclshmem_sync_all(void)
+{
+    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmem_sync_all");
+}

@@ -1,0 +1,50 @@
+/* Teams.  Every team is a strided set of world PEs (start, stride, size), so splits of
+ * splits compose and membership needs no tables.  Ids come from a 2048-bit pool; members
+ * of a new team agree on its id because the split picks the lowest id free on all of them. */
+#ifndef SHMEMI_TEAM_H
+#define SHMEMI_TEAM_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "aclshmem/types.h"
+#include "core/instance.h"
+#include "sync/ctrl.h"
+
+typedef struct shmemi_team {
+    int index;
+    int start, stride, size; /* in world PEs */
+    int my_idx;              /* this PE's number in the team */
+    uint64_t uid;            /* names the team's control-plane collectives */
+    uint64_t coll_seq;
+    aclshmem_team_config_t config;
+    pthread_mutex_t lock; /* one collective at a time per team */
+} shmemi_team_t;
+
+#define SHMEMI_TEAM_WORDS (ACLSHMEM_MAX_TEAMS / 64)
+
+typedef struct shmemi_team_pool {
+    uint64_t used[SHMEMI_TEAM_WORDS];
+    shmemi_team_t *teams[ACLSHMEM_MAX_TEAMS];
+    /* Barriers this PE completed per (team id, round).  It outlives the teams: the matching
+     * counters in the control segment are never reset (a peer may add to them before this
+     * PE has even created the team), and between barriers each counter equals its epoch. */
+    uint64_t barrier_epoch[ACLSHMEM_MAX_TEAMS][SHMEMI_BARRIER_ROUNDS];
+} shmemi_team_pool_t;
+
+int shmemi_teams_init(shmemi_instance_t *inst);
+void shmemi_teams_fini(shmemi_instance_t *inst);
+
+/* The live team with that id, or NULL. */
+shmemi_team_t *shmemi_team_get(shmemi_instance_t *inst, aclshmem_team_t team);
+
+static inline int shmemi_team_world_pe(const shmemi_team_t *t, int idx)
+{
+    return t->start + idx * t->stride;
+}
+
+/* Collective over t's members: gathers len bytes from each into out (member order). */
+int shmemi_team_collective(shmemi_instance_t *inst, shmemi_team_t *t, const void *in, size_t len,
+                           void *out);
+
+#endif
