@@ -12,6 +12,7 @@
 
 #include "aclshmem/types.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/channel.h"
 #include "bootstrap/net.h"
 #include "bootstrap/protocol.h"
 #include "core/error.h"
@@ -26,7 +27,7 @@ typedef struct completion {
 } completion_t;
 
 struct shmemi_bootstrap {
-    int fd;
+    shmemi_channel_t *ch;
     int my_pe, n_pes;
     pthread_t agent;
     pthread_mutex_t lock; /* guards everything below */
@@ -70,11 +71,11 @@ static void *agent_loop(void *p)
     shmemi_bootstrap_t *b = p;
     for (;;) {
         shmemi_msg_t m;
-        int rc = shmemi_recv_all(b->fd, &m, sizeof(m), -1);
+        int rc = shmemi_channel_recv(b->ch, &m, sizeof(m), -1);
         uint8_t *payload = NULL;
         if (rc == 0 && m.len) {
             payload = m.len <= SHMEMI_MAX_PAYLOAD ? malloc(m.len) : NULL;
-            rc = payload ? shmemi_recv_all(b->fd, payload, m.len, shmemi_now_ms() + 30000) : -ENOMEM;
+            rc = payload ? shmemi_channel_recv(b->ch, payload, m.len, shmemi_now_ms() + 30000) : -ENOMEM;
         }
         if (rc != 0) {
             free(payload);
@@ -121,7 +122,7 @@ static void *agent_loop(void *p)
 static int handshake(shmemi_bootstrap_t *b, const shmemi_uid_inner_t *inner, int64_t deadline)
 {
     shmemi_wire_challenge_t challenge;
-    if (shmemi_recv_all(b->fd, &challenge, sizeof(challenge), deadline) != 0 ||
+    if (shmemi_channel_recv(b->ch, &challenge, sizeof(challenge), deadline) != 0 ||
         challenge.magic != SHMEMI_WIRE_MAGIC)
         return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
                            "PE %d: the address in the unique ID does not answer as an aclshmem "
@@ -130,8 +131,8 @@ static int handshake(shmemi_bootstrap_t *b, const shmemi_uid_inner_t *inner, int
     shmemi_proof(inner->secret, "aclshmem-client", challenge.nonce, sizeof(challenge.nonce), hello.proof);
     shmemi_random_bytes(hello.nonce, sizeof(hello.nonce));
     shmemi_wire_welcome_t welcome;
-    if (shmemi_send_all(b->fd, &hello, sizeof(hello), deadline) != 0 ||
-        shmemi_recv_all(b->fd, &welcome, sizeof(welcome), deadline) != 0)
+    if (shmemi_channel_send(b->ch, &hello, sizeof(hello), deadline) != 0 ||
+        shmemi_channel_recv(b->ch, &welcome, sizeof(welcome), deadline) != 0)
         return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
                            "PE %d: PE 0 refused the connection (wrong unique ID, a PE number "
                            "already taken, or a different PE count)", b->my_pe);
@@ -171,7 +172,6 @@ int shmemi_bootstrap_connect(const shmemi_uid_inner_t *inner, int my_pe, int n_p
         close(fd);
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "out of memory");
     }
-    b->fd = fd;
     b->my_pe = my_pe;
     b->n_pes = n_pes;
     pthread_mutex_init(&b->lock, NULL);
@@ -181,11 +181,13 @@ int shmemi_bootstrap_connect(const shmemi_uid_inner_t *inner, int my_pe, int n_p
     pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
     pthread_cond_init(&b->changed, &cattr);
     pthread_condattr_destroy(&cattr);
-    int rc = handshake(b, inner, deadline);
+    int rc = shmemi_channel_open(fd, 0, inner->secret, deadline, &b->ch);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = handshake(b, inner, deadline);
     if (rc == ACLSHMEM_SUCCESS && pthread_create(&b->agent, NULL, agent_loop, b) != 0)
         rc = shmemi_fail(ACLSHMEM_INNER_ERROR, "cannot start the control-plane thread");
     if (rc != ACLSHMEM_SUCCESS) {
-        close(fd);
+        shmemi_channel_close(b->ch);
         pthread_mutex_destroy(&b->lock);
         pthread_mutex_destroy(&b->send_lock);
         pthread_cond_destroy(&b->changed);
@@ -208,9 +210,9 @@ static int send_msg(shmemi_bootstrap_t *b, const shmemi_msg_t *m, const void *pa
 {
     int64_t deadline = shmemi_now_ms() + 30000;
     pthread_mutex_lock(&b->send_lock);
-    int rc = shmemi_send_all(b->fd, m, sizeof(*m), deadline);
+    int rc = shmemi_channel_send(b->ch, m, sizeof(*m), deadline);
     if (rc == 0 && m->len)
-        rc = shmemi_send_all(b->fd, payload, m->len, deadline);
+        rc = shmemi_channel_send(b->ch, payload, m->len, deadline);
     pthread_mutex_unlock(&b->send_lock);
     return rc;
 }
@@ -309,9 +311,9 @@ void shmemi_bootstrap_close(shmemi_bootstrap_t *b, int clean)
     shmemi_msg_t bye = {.type = SHMEMI_MSG_BYE};
     if (clean)
         send_msg(b, &bye, NULL);
-    shutdown(b->fd, SHUT_RDWR);
+    shmemi_channel_shutdown(b->ch);
     pthread_join(b->agent, NULL);
-    close(b->fd);
+    shmemi_channel_close(b->ch);
     while (b->done) {
         completion_t *c = b->done;
         b->done = c->next;

@@ -12,6 +12,7 @@
 
 #include "aclshmem/types.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/channel.h"
 #include "bootstrap/net.h"
 #include "bootstrap/protocol.h"
 #include "core/error.h"
@@ -36,10 +37,10 @@ struct shmemi_store_server {
     int n_pes;
     int wake_pipe[2];
     pthread_t accept_thread, loop_thread;
-    pthread_mutex_t lock; /* guards pe_fd / pe_state and handshakes */
+    pthread_mutex_t lock; /* guards pe_ch / pe_state and handshakes */
     pthread_cond_t handshakes_done;
     int handshakes;
-    int *pe_fd;
+    shmemi_channel_t **pe_ch;
     int *pe_state;
     pending_t *pending;
     atomic_int stopping;
@@ -58,15 +59,14 @@ static void wake_loop(shmemi_store_server_t *s)
     (void)ignored;
 }
 
-static int handshake(shmemi_store_server_t *s, int fd, int *pe_out)
+static int handshake(shmemi_store_server_t *s, shmemi_channel_t *ch, int64_t deadline, int *pe_out)
 {
-    int64_t deadline = shmemi_now_ms() + SHMEMI_HANDSHAKE_MS;
     shmemi_wire_challenge_t challenge = {.magic = SHMEMI_WIRE_MAGIC};
     shmemi_random_bytes(challenge.nonce, sizeof(challenge.nonce));
-    if (shmemi_send_all(fd, &challenge, sizeof(challenge), deadline) != 0)
+    if (shmemi_channel_send(ch, &challenge, sizeof(challenge), deadline) != 0)
         return -1;
     shmemi_wire_hello_t hello;
-    if (shmemi_recv_all(fd, &hello, sizeof(hello), deadline) != 0)
+    if (shmemi_channel_recv(ch, &hello, sizeof(hello), deadline) != 0)
         return -1;
     uint8_t expected[SHMEMI_PROOF_LEN];
     shmemi_proof(s->secret, "aclshmem-client", challenge.nonce, sizeof(challenge.nonce), expected);
@@ -82,7 +82,7 @@ static int handshake(shmemi_store_server_t *s, int fd, int *pe_out)
     else if (s->pe_state[hello.pe] != PE_ABSENT)
         welcome.status = ACLSHMEM_BOOTSTRAP_ERROR;
     pthread_mutex_unlock(&s->lock);
-    if (shmemi_send_all(fd, &welcome, sizeof(welcome), deadline) != 0 || welcome.status != 0)
+    if (shmemi_channel_send(ch, &welcome, sizeof(welcome), deadline) != 0 || welcome.status != 0)
         return -1;
     *pe_out = hello.pe;
     return 0;
@@ -94,13 +94,17 @@ static void *handshake_thread(void *p)
     free(p);
     shmemi_store_server_t *s = arg.server;
     int pe = -1;
-    int ok = handshake(s, arg.fd, &pe) == 0;
+    int64_t deadline = shmemi_now_ms() + SHMEMI_HANDSHAKE_MS;
+    shmemi_channel_t *ch = NULL;
+    int ok = shmemi_channel_open(arg.fd, 1, s->secret, deadline, &ch) == ACLSHMEM_SUCCESS &&
+             handshake(s, ch, deadline, &pe) == 0;
     pthread_mutex_lock(&s->lock);
     if (ok && s->pe_state[pe] == PE_ABSENT) {
-        s->pe_fd[pe] = arg.fd;
+        s->pe_ch[pe] = ch;
         s->pe_state[pe] = PE_JOINED;
     } else {
-        close(arg.fd);
+        ok = 0;
+        shmemi_channel_close(ch);
     }
     s->handshakes--;
     pthread_cond_broadcast(&s->handshakes_done);
@@ -145,13 +149,13 @@ static void *accept_loop(void *p)
 
 static int send_msg(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const void *payload)
 {
-    int fd = s->pe_fd[pe];
-    if (fd < 0 || s->pe_state[pe] != PE_JOINED)
+    shmemi_channel_t *ch = s->pe_ch[pe];
+    if (!ch || s->pe_state[pe] != PE_JOINED)
         return -1;
     int64_t deadline = shmemi_now_ms() + 30000;
-    if (shmemi_send_all(fd, m, sizeof(*m), deadline) != 0)
+    if (shmemi_channel_send(ch, m, sizeof(*m), deadline) != 0)
         return -1;
-    if (m->len && shmemi_send_all(fd, payload, m->len, deadline) != 0)
+    if (m->len && shmemi_channel_send(ch, payload, m->len, deadline) != 0)
         return -1;
     return 0;
 }
@@ -166,9 +170,8 @@ static void broadcast(shmemi_store_server_t *s, const shmemi_msg_t *m, int excep
 static void mark_gone(shmemi_store_server_t *s, int pe, int state)
 {
     pthread_mutex_lock(&s->lock);
-    if (s->pe_fd[pe] >= 0)
-        close(s->pe_fd[pe]);
-    s->pe_fd[pe] = -1;
+    shmemi_channel_close(s->pe_ch[pe]);
+    s->pe_ch[pe] = NULL;
     s->pe_state[pe] = state;
     pthread_mutex_unlock(&s->lock);
     if (state == PE_DEAD) {
@@ -254,15 +257,15 @@ static void on_collective(shmemi_store_server_t *s, int pe, const shmemi_msg_t *
 static void serve_message(shmemi_store_server_t *s, int pe)
 {
     shmemi_msg_t m;
-    int fd = s->pe_fd[pe];
+    shmemi_channel_t *ch = s->pe_ch[pe];
     int64_t deadline = shmemi_now_ms() + 30000;
-    if (shmemi_recv_all(fd, &m, sizeof(m), deadline) != 0) {
+    if (shmemi_channel_recv(ch, &m, sizeof(m), deadline) != 0) {
         mark_gone(s, pe, PE_DEAD);
         return;
     }
     uint8_t *payload = NULL;
     if (m.len > SHMEMI_MAX_PAYLOAD || (m.len && !(payload = malloc(m.len))) ||
-        (m.len && shmemi_recv_all(fd, payload, m.len, deadline) != 0)) {
+        (m.len && shmemi_channel_recv(ch, payload, m.len, deadline) != 0)) {
         free(payload);
         mark_gone(s, pe, PE_DEAD);
         return;
@@ -306,17 +309,18 @@ static void *serve_loop(void *p)
         if (atomic_load(&s->stopping) &&
             (all_gone(s) || shmemi_now_ms() > atomic_load(&s->stop_deadline_ms)))
             break;
-        int count = 0;
+        int count = 0, pending = 0;
         pfds[count++] = (struct pollfd){.fd = s->wake_pipe[0], .events = POLLIN};
         pthread_mutex_lock(&s->lock);
         for (int pe = 0; pe < s->n_pes; pe++) {
             if (s->pe_state[pe] == PE_JOINED) {
                 pes[count] = pe;
-                pfds[count++] = (struct pollfd){.fd = s->pe_fd[pe], .events = POLLIN};
+                pending |= shmemi_channel_pending(s->pe_ch[pe]);
+                pfds[count++] = (struct pollfd){.fd = shmemi_channel_fd(s->pe_ch[pe]), .events = POLLIN};
             }
         }
         pthread_mutex_unlock(&s->lock);
-        if (poll(pfds, (nfds_t)count, 200) <= 0)
+        if (poll(pfds, (nfds_t)count, pending ? 0 : 200) <= 0 && !pending)
             continue;
         if (pfds[0].revents) {
             char buf[64];
@@ -324,7 +328,7 @@ static void *serve_loop(void *p)
             (void)ignored;
         }
         for (int i = 1; i < count; i++)
-            if (pfds[i].revents)
+            if (pfds[i].revents || shmemi_channel_pending(s->pe_ch[pes[i]]))
                 serve_message(s, pes[i]);
     }
     free(pfds);
@@ -349,14 +353,12 @@ int shmemi_store_server_start(int listen_fd, const uint8_t secret[SHMEMI_SECRET_
     s->listen_fd = listen_fd;
     memcpy(s->secret, secret, SHMEMI_SECRET_LEN);
     s->n_pes = n_pes;
-    s->pe_fd = malloc(sizeof(int) * (size_t)n_pes);
+    s->pe_ch = calloc((size_t)n_pes, sizeof(shmemi_channel_t *));
     s->pe_state = calloc((size_t)n_pes, sizeof(int));
-    for (int i = 0; s->pe_fd && i < n_pes; i++)
-        s->pe_fd[i] = -1;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->handshakes_done, NULL);
-    if (!s->pe_fd || !s->pe_state || pthread_create(&s->loop_thread, NULL, serve_loop, s) != 0) {
-        free(s->pe_fd);
+    if (!s->pe_ch || !s->pe_state || pthread_create(&s->loop_thread, NULL, serve_loop, s) != 0) {
+        free(s->pe_ch);
         free(s->pe_state);
         close(s->wake_pipe[0]);
         close(s->wake_pipe[1]);
@@ -383,8 +385,7 @@ void shmemi_store_server_stop(shmemi_store_server_t *s, int64_t timeout_ms)
         pthread_cond_wait(&s->handshakes_done, &s->lock);
     pthread_mutex_unlock(&s->lock);
     for (int pe = 0; pe < s->n_pes; pe++)
-        if (s->pe_fd[pe] >= 0)
-            close(s->pe_fd[pe]);
+        shmemi_channel_close(s->pe_ch[pe]);
     while (s->pending) {
         pending_t *p = s->pending;
         s->pending = p->next;
@@ -397,7 +398,7 @@ void shmemi_store_server_stop(shmemi_store_server_t *s, int64_t timeout_ms)
     close(s->wake_pipe[1]);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->handshakes_done);
-    free(s->pe_fd);
+    free(s->pe_ch);
     free(s->pe_state);
     free(s);
 }
