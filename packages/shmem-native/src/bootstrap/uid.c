@@ -183,28 +183,53 @@ int aclshmemx_get_uniqueid(aclshmemx_uniqueid_t *uid)
 
 /* DEFAULT mode has no exchanged secret: it is derived from the URL and SHMEM_JOB_SECRET,
  * which every PE of a job should set to the same private value. */
-int shmemi_uid_from_url(const char *url, shmemi_uid_inner_t *inner)
+/* The port of instance_id from SHMEM_INSTANCE_PORT_RANGE=start:end. */
+static int instance_port(uint64_t instance_id, uint16_t *port)
 {
-    const char *rest;
+    const char *range = getenv("SHMEM_INSTANCE_PORT_RANGE");
+    unsigned start, end;
+    char tail;
+    if (!range || sscanf(range, "%u:%u%c", &start, &end, &tail) != 2 || start <= 1024 || end > 65535 ||
+        start > end)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
+                           "init: instance %llu in DEFAULT mode takes its port from "
+                           "SHMEM_INSTANCE_PORT_RANGE=start:end (1024 < start <= end <= 65535), which is %s%s%s",
+                           (unsigned long long)instance_id, range ? "\"" : "not set", range ? range : "",
+                           range ? "\"" : "");
+    if (instance_id > end - start)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
+                           "init: instance %llu is beyond SHMEM_INSTANCE_PORT_RANGE=%s (%u ports)",
+                           (unsigned long long)instance_id, range, end - start + 1);
+    *port = (uint16_t)(start + instance_id);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_uid_from_url(const char *url, uint64_t instance_id, shmemi_uid_inner_t *inner)
+{
+    const char *rest = NULL;
     if (strncmp(url, "tcp://", 6) == 0)
         rest = url + 6;
     else if (strncmp(url, "tcp6://", 7) == 0)
         rest = url + 7;
-    else
-        return -EINVAL;
     struct sockaddr_storage ss;
     socklen_t len;
-    if (shmemi_parse_host_port(rest, &ss, &len) != 0)
-        return -EINVAL;
+    if (!rest || shmemi_parse_host_port(rest, &ss, &len) != 0)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: ip_port \"%s\" is not tcp://host:port or "
+                           "tcp6://[host]:port", url);
     memset(inner, 0, sizeof(*inner));
     inner->magic = SHMEMI_UID_MAGIC;
     inner_set_address(inner, &ss);
+    if (instance_id != 0 && inner->port_be == 0) {
+        uint16_t port;
+        SHMEMI_TRY(instance_port(instance_id, &port));
+        inner->port_be = htons(port);
+    }
     if (ntohs(inner->port_be) <= 1024)
-        return -EINVAL;
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: ip_port \"%s\" needs a port above 1024", url);
     char material[512];
     const char *job_secret = getenv("SHMEM_JOB_SECRET");
-    int n = snprintf(material, sizeof(material), "aclshmem-default:%s:%s", url,
-                     job_secret ? job_secret : "");
+    int n = snprintf(material, sizeof(material), "aclshmem-default:%s:%u:%s", url,
+                     (unsigned)ntohs(inner->port_be), job_secret ? job_secret : "");
     shmemi_sha256(material, (size_t)n, inner->secret);
-    return 0;
+    return ACLSHMEM_SUCCESS;
 }

@@ -37,8 +37,10 @@ void shmemi_uid_encode(aclshmemx_uniqueid_t *uid, const shmemi_uid_inner_t *inne
  * to the caller. */
 int shmemi_uid_take_reserved_socket(const shmemi_uid_inner_t *inner);
 
-/* Builds an inner UID for DEFAULT mode from "tcp://host:port" / "tcp6://[host]:port". */
-int shmemi_uid_from_url(const char *url, shmemi_uid_inner_t *inner);
+/* Builds an inner UID for DEFAULT mode from "tcp://host:port" / "tcp6://[host]:port".
+ * Instances other than 0 give port 0 and take SHMEM_INSTANCE_PORT_RANGE=start:end's
+ * start + instance_id.  An aclshmem error code (recorded) on failure. */
+int shmemi_uid_from_url(const char *url, uint64_t instance_id, shmemi_uid_inner_t *inner);
 
 /* sockaddr of the UID's address. */
 socklen_t shmemi_uid_sockaddr(const shmemi_uid_inner_t *inner, struct sockaddr_storage *ss);

@@ -67,12 +67,10 @@ static int resolve_job(aclshmemx_bootstrap_t flags, const aclshmemx_init_attr_t 
         char url[ACLSHMEM_MAX_IP_PORT_LEN + 1];
         memcpy(url, attr->ip_port, ACLSHMEM_MAX_IP_PORT_LEN);
         url[ACLSHMEM_MAX_IP_PORT_LEN] = '\0';
-        if (shmemi_uid_from_url(url, inner) == 0)
-            return ACLSHMEM_SUCCESS;
-        if (!attr->comm_args)
-            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                               "init: ip_port \"%s\" is not tcp://host:port or tcp6://[host]:port with "
-                               "a port above 1024", url);
+        int rc = shmemi_uid_from_url(url, attr->instance_id, inner);
+        /* An unusable URL falls back to a unique ID in comm_args, as in the original. */
+        if (rc == ACLSHMEM_SUCCESS || !attr->comm_args)
+            return rc;
         return shmemi_uid_decode(attr->comm_args, inner);
     }
     if (flags == ACLSHMEMX_INIT_WITH_UNIQUEID) {
