@@ -275,7 +275,9 @@ static void serve_message(shmemi_store_server_t *s, int pe)
         on_collective(s, pe, &m, payload);
         break;
     case SHMEMI_MSG_EXIT:
-        broadcast(s, &m, -1);
+        /* PE 0 lives in this process and exits on receipt: tell it last. */
+        broadcast(s, &m, 0);
+        send_msg(s, 0, &m, NULL);
         break;
     case SHMEMI_MSG_BYE:
         mark_gone(s, pe, PE_LEFT);

@@ -15,6 +15,7 @@
 #include "core/settings.h"
 #include "mem/heap.h"
 #include "platform/platform.h"
+#include "prof/prof.h"
 #include "sync/ctrl.h"
 #include "sync/wait.h"
 #include "team/team.h"
@@ -134,6 +135,7 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
     int64_t init_timeout_ms = (int64_t)opt->shm_init_timeout * 1000;
     inst->control_timeout_ms = (int64_t)opt->control_operation_timeout * 1000;
     shmemi_engine_defaults(inst);
+    SHMEMI_TRY(shmemi_prof_init(inst));
 
     if (inst->my_pe == 0)
         SHMEMI_TRY(start_server(inst, inner));

@@ -36,10 +36,26 @@ typedef struct {
     uint64_t size[SHMEMI_SEG_COUNT];
 } fd_offer_t;
 
-static void *map_segment(int fd, size_t size)
+/* Maps fd at an address aligned to SHMEMI_HEAP_ALIGN for the heaps, so an alignment
+ * asked of the allocator (which works in offsets) holds for the address on every PE. */
+static void *map_segment(int fd, size_t size, int segment)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-    return p == MAP_FAILED ? NULL : p;
+    size_t align = segment == SHMEMI_SEG_CTRL ? (size_t)sysconf(_SC_PAGESIZE) : SHMEMI_HEAP_ALIGN;
+    uint8_t *reserve = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserve == MAP_FAILED)
+        return NULL;
+    uint8_t *start = (uint8_t *)(((uintptr_t)reserve + align - 1) & ~(uintptr_t)(align - 1));
+    void *p = mmap(start, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(reserve, size + align);
+        return NULL;
+    }
+    if (start > reserve)
+        munmap(reserve, (size_t)(start - reserve));
+    size_t tail = (size_t)(reserve + size + align - (start + size));
+    if (tail)
+        munmap(start + size, tail);
+    return start;
 }
 
 static int make_socket_address(const char *name, struct sockaddr_un *sun, socklen_t *len)
@@ -80,7 +96,7 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
         seg->peer_base = calloc((size_t)n_pes, sizeof(uint8_t *));
         seg->fd = memfd_create(segment_names[s], MFD_CLOEXEC);
         if (!seg->peer_base || seg->fd < 0 || ftruncate(seg->fd, (off_t)seg->size) != 0 ||
-            !(seg->base = map_segment(seg->fd, seg->size)))
+            !(seg->base = map_segment(seg->fd, seg->size, s)))
             return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot create the %zu-byte %s: %s", seg->size,
                                segment_names[s], strerror(errno));
         seg->peer_base[my_pe] = seg->base;
@@ -217,7 +233,7 @@ static int fetch_from(shmemi_heap_set_t *h, int pe, const uint8_t secret[32], in
                              "PE %d's %s is %llu bytes but PE %d's is %zu: every PE must use the "
                              "same local_mem_size", pe, segment_names[s],
                              (unsigned long long)offer.size[s], h->my_pe, h->seg[s].size);
-        if (rc == ACLSHMEM_SUCCESS && !(h->seg[s].peer_base[pe] = map_segment(fds[s], h->seg[s].size)))
+        if (rc == ACLSHMEM_SUCCESS && !(h->seg[s].peer_base[pe] = map_segment(fds[s], h->seg[s].size, s)))
             rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot map PE %d's %s: %s", h->my_pe, pe,
                              segment_names[s], strerror(errno));
         close(fds[s]);

@@ -10,6 +10,10 @@
 #include "bootstrap/bootstrap.h"
 #include "mem/allocator.h"
 
+/* Heaps are mapped at addresses aligned to this: the largest alignment aclshmem_align
+ * honours (ACLSHMEM_HEAP_ALIGNMENT_SIZE in the original). */
+#define SHMEMI_HEAP_ALIGN ((size_t)1 << 30)
+
 enum {
     SHMEMI_SEG_HOST = 0,   /* == HOST_SIDE */
     SHMEMI_SEG_DEVICE = 1, /* == DEVICE_SIDE */

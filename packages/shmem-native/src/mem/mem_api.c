@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/instance.h"
 #include "mem/heap.h"
+#include "prof/prof.h"
 #include "team/team.h"
 
 typedef enum { REQ_ALLOC = 1, REQ_FREE = 2 } request_kind_t;
@@ -43,6 +44,7 @@ static int check_mem_type(aclshmem_mem_type_t mem_type, const char *api)
 static int agree(shmemi_instance_t *inst, const request_t *mine, const char *api)
 {
     shmemi_team_t *world = shmemi_team_get(inst, ACLSHMEM_TEAM_WORLD);
+    uint64_t start = shmemi_prof_begin(inst);
     request_t *all = calloc((size_t)inst->n_pes, sizeof(request_t));
     if (!all)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
@@ -70,6 +72,7 @@ static int agree(shmemi_instance_t *inst, const request_t *mine, const char *api
                              (unsigned long long)r->offset, inst->my_pe, (unsigned long long)mine->offset);
     }
     free(all);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_ALLOC, start);
     return rc;
 }
 
@@ -81,6 +84,9 @@ static int reserve(shmemi_segment_t *seg, request_t *req, const char *api)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "%s: size is 0", api);
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "%s: alignment %zu is not a power of two", api, alignment);
+    if (alignment > SHMEMI_HEAP_ALIGN)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "%s: alignment %zu is above the supported %zu (1 GiB)", api,
+                           alignment, SHMEMI_HEAP_ALIGN);
     if (size > seg->size || alignment > seg->size)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: %zu bytes is more than the %s heap's %zu", api, size,
                            heap_name(req->heap), seg->size);

@@ -6,9 +6,11 @@
 
 #include <stdint.h>
 
+#include "aclshmem/mem.h"
 #include "aclshmem/rma.h"
 #include "core/error.h"
 #include "mem/heap.h"
+#include "prof/prof.h"
 #include "transport/transport.h"
 
 int shmemi_rma_resolve(shmemi_instance_t *inst, const void *sym, size_t len, int pe, const char *api,
@@ -60,9 +62,11 @@ int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, s
     SHMEMI_TRY(prepare(api, dst, src, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
     if (!inst)
         return ACLSHMEM_SUCCESS;
+    uint64_t start = shmemi_prof_begin(inst);
     const shmemi_transport_ops_t *t = inst->transport[pe];
     SHMEMI_TRY(t->put(inst, pe, seg, offset, src, bytes));
     t->notify(inst, pe);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_PUT, start);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -74,7 +78,10 @@ int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, s
     SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
     if (!inst)
         return ACLSHMEM_SUCCESS;
-    return inst->transport[pe]->get(inst, pe, seg, offset, dst, bytes);
+    uint64_t start = shmemi_prof_begin(inst);
+    int rc = inst->transport[pe]->get(inst, pe, seg, offset, dst, bytes);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
+    return rc;
 }
 
 /* The symmetric side spans from its first to its last element. */
@@ -135,8 +142,11 @@ int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_s
 
 int shmemi_quiet(shmemi_instance_t *inst)
 {
+    uint64_t start = shmemi_prof_begin(inst);
     SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
-    return shmemi_transport_none.quiet(inst);
+    SHMEMI_TRY(shmemi_transport_none.quiet(inst));
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_QUIET, start);
+    return ACLSHMEM_SUCCESS;
 }
 
 /* ---- public API ------------------------------------------------------- */
