@@ -2,7 +2,11 @@
  *
  * cmp is an aclshmem_cmp_op_type_t.  status[i] != 0 leaves element i out (NULL: all in).
  * Results come back through res_out: "any" gives an index or SIZE_MAX, "some" a count
- * (indices filled), test gives 1 or 0.  A bad cmp sets the last error.
+ * (indices filled), test gives 1 or 0.  With no element left in (nelems 0 or all excluded)
+ * waits return at once: "any" gives SIZE_MAX, "some" 0, test_all_vector 1.
+ * The variables must be naturally aligned and in this PE's symmetric heap.  Bad input (a cmp
+ * outside 0..5, NULL, misaligned or foreign variables) sets the last error and returns at once
+ * with res_out SIZE_MAX for "any" and 0 otherwise.
  */
 #ifndef ACLSHMEM_P2P_SYNC_H
 #define ACLSHMEM_P2P_SYNC_H
@@ -13,7 +17,8 @@
 extern "C" {
 #endif
 
-/** Waits until *sig_addr cmp cmp_val holds and returns the value that met it. */
+/** Waits until *sig_addr cmp cmp_val holds and returns the value that met it.  sig_addr is a
+ *  4-byte aligned word of this PE's symmetric heap; bad input returns 0 at once (last error). */
 ACLSHMEM_HOST_API int32_t aclshmem_signal_wait_until(int32_t *sig_addr, int cmp, int32_t cmp_val);
 
 #define ACLSHMEMI_DECLARE_P2P_SYNC(NAME, TYPE)                                                  \

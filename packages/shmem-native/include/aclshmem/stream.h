@@ -1,9 +1,33 @@
 /* aclshmem/stream.h - emulated streams, kernels and stream-ordered operations.
  *
  * On the cpu platform a stream is an ordered queue served by a worker thread, and a
- * kernel runs fn(block_idx, block_dim, arg) on block_dim threads.  Inside a kernel the
- * RMA, signal, wait, quiet and barrier calls work: they are this platform's device API.
- * NULL is the active instance's default stream.  *_on_stream calls only enqueue.
+ * kernel runs fn(block_idx, block_dim, arg) on block_dim threads (1..ACLSHMEMX_MAX_BLOCK_DIM).
+ * Inside a kernel the RMA, signal, wait, quiet and barrier calls work: they are this
+ * platform's device API, acting on the instance the stream belongs to.
+ *
+ * Handles: NULL is the active instance's default stream.  A handle that was never created
+ * or was destroyed is rejected (ACLSHMEM_INVALID_PARAM and a last error), never used.  A
+ * stream belongs to the instance active when it was made; finalizing that instance drains
+ * and destroys it.  destroy waits for the stream's work; the default stream cannot be
+ * destroyed.  A kernel may not synchronize or destroy its own stream (it would wait for
+ * itself).
+ *
+ * Errors: the first failure of a library call inside a kernel on a stream (an on-stream
+ * operation is such a kernel) is the stream's error.  synchronize waits for everything
+ * enqueued so far, returns that error (with a last error saying which kernel, block and
+ * call failed) and clears it, so the stream stays usable.
+ *
+ * Barriers inside a kernel: when the blocks of one kernel call aclshmem_barrier /
+ * barrier_all / sync / sync_all, they meet; one of them does the PE barrier of the team (it
+ * completes this PE's RMA first), then all of them go on.  So a kernel of any block_dim
+ * takes part in a team barrier exactly once per call of its blocks.  Blocks that have
+ * returned no longer count, and all waiting blocks must name the same team.  On the host,
+ * aclshmem_barrier and aclshmem_sync first complete the work enqueued on the default stream.
+ *
+ * *_on_stream calls check their arguments at once (bad input fails there, with a last error,
+ * and nothing is enqueued), then only enqueue; buffers they name must stay valid until the
+ * operation has run.  aclshmemx_signal_wait_until_on_stream blocks its stream (not the
+ * caller) until the local signal word meets the condition.
  */
 #ifndef ACLSHMEM_STREAM_H
 #define ACLSHMEM_STREAM_H
@@ -13,6 +37,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The most blocks a kernel may have. */
+#define ACLSHMEMX_MAX_BLOCK_DIM 1024
 
 ACLSHMEM_HOST_API int aclshmemx_stream_create(aclrtStream *stream);
 /** Waits for everything enqueued so far; returns the first error that happened on it. */

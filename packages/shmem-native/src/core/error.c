@@ -7,6 +7,14 @@
 #include "core/log.h"
 
 static _Thread_local char last_error[512];
+static _Thread_local shmemi_fail_hook_fn fail_hook;
+static _Thread_local void *fail_hook_ctx;
+
+void shmemi_set_fail_hook(shmemi_fail_hook_fn hook, void *ctx)
+{
+    fail_hook = hook;
+    fail_hook_ctx = ctx;
+}
 
 int shmemi_fail(int code, const char *fmt, ...)
 {
@@ -17,6 +25,8 @@ int shmemi_fail(int code, const char *fmt, ...)
     va_end(ap);
     snprintf(last_error, sizeof(last_error), "%s (%s)", msg, shmemi_error_name(code));
     shmemi_log(SHMEMI_LOG_ERROR, "%s", last_error);
+    if (fail_hook)
+        fail_hook(fail_hook_ctx, code, msg);
     return code;
 }
 

@@ -13,6 +13,11 @@ void shmemi_clear_error(void);
 
 const char *shmemi_error_name(int code);
 
+/* A per-thread observer of failures (msg without the code name): the cpu platform sets one on
+ * kernel threads, so that the first error inside a kernel becomes its stream's error. */
+typedef void (*shmemi_fail_hook_fn)(void *ctx, int code, const char *msg);
+void shmemi_set_fail_hook(shmemi_fail_hook_fn hook, void *ctx);
+
 /* Propagate a non-zero result. */
 #define SHMEMI_TRY(expr)                                                                       \
     do {                                                                                       \

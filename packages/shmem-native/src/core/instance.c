@@ -12,6 +12,7 @@
 static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemi_instance_t *_Atomic registry[ACLSHMEM_MAX_INSTANCES];
 static shmemi_instance_t *_Atomic active;
+static _Thread_local shmemi_instance_t *thread_instance;
 
 void shmemi_instances_lock(void)
 {
@@ -25,7 +26,14 @@ void shmemi_instances_unlock(void)
 
 shmemi_instance_t *shmemi_active(void)
 {
+    if (thread_instance)
+        return thread_instance;
     return atomic_load_explicit(&active, memory_order_acquire);
+}
+
+void shmemi_thread_bind_instance(shmemi_instance_t *inst)
+{
+    thread_instance = inst;
 }
 
 shmemi_instance_t *shmemi_require(const char *api)

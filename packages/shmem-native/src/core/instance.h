@@ -38,8 +38,11 @@ typedef struct shmemi_instance {
     aclshmem_instance_ctx ctx; /* what aclshmemx_instance_ctx_get hands out */
 } shmemi_instance_t;
 
-/* The active instance, or NULL. */
+/* The active instance, or NULL.  On a thread bound to an instance (a kernel block or a
+ * stream worker) it is that instance, whatever the process's active one is. */
 shmemi_instance_t *shmemi_active(void);
+/* Binds the calling thread to inst (NULL: unbind); used by the cpu platform. */
+void shmemi_thread_bind_instance(shmemi_instance_t *inst);
 
 /* The active, initialised instance; otherwise NULL with a NOT_INITED last error naming api. */
 shmemi_instance_t *shmemi_require(const char *api);

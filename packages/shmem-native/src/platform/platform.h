@@ -8,12 +8,30 @@
 #include "aclshmem/types.h"
 #include "core/instance.h"
 
+struct shmemi_team;
+
 /* Creates inst->default_stream. */
 int shmemi_platform_instance_init(shmemi_instance_t *inst);
-/* Drains and destroys the instance's streams. */
+/* Drains and destroys the instance's streams (the default one and the user's); idempotent. */
 void shmemi_platform_instance_fini(shmemi_instance_t *inst);
 
 /* The platform's name, "cpu" here. */
 const char *shmemi_platform_name(void);
+
+/* Enqueues fn as a kernel of block_dim blocks on stream (NULL: the active instance's default
+ * stream) and returns at once.  arg_size > 0: the blocks get a private copy of arg_size
+ * bytes at arg (the library's own stream operations pass their arguments this way); 0: arg
+ * as given.  Checks the stream, fn and block_dim first; errors name api. */
+int shmemi_platform_launch(const char *api, aclrtStream stream, aclshmemx_kernel_fn fn, uint32_t block_dim,
+                           const void *arg, size_t arg_size);
+
+/* Nonzero when the calling thread runs a kernel block (device-side API semantics). */
+int shmemi_platform_in_kernel(void);
+
+/* aclshmem_barrier / aclshmem_sync over team t.  On the host: completes the work enqueued on
+ * the default stream so far (as the original, which orders its barrier kernel there), then
+ * the PE barrier.  Inside a kernel: the kernel's live blocks meet, one of them does the PE
+ * barrier, then all of them go on. */
+int shmemi_platform_barrier(shmemi_instance_t *inst, struct shmemi_team *t);
 
 #endif

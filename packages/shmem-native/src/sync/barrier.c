@@ -3,6 +3,8 @@
 #include "aclshmem/sync.h"
 #include "core/error.h"
 #include "mem/heap.h"
+#include "platform/platform.h"
+#include "prof/prof.h"
 #include "rma/rma.h"
 #include "sync/ctrl.h"
 #include "sync/wait.h"
@@ -24,6 +26,7 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     SHMEMI_TRY(shmemi_quiet(inst));
     if (t->size == 1)
         return ACLSHMEM_SUCCESS;
+    uint64_t start = shmemi_prof_begin(inst);
     pthread_mutex_lock(&t->lock);
     uint64_t *epochs = inst->teams->barrier_epoch[t->index];
     shmemi_ctrl_t *mine = shmemi_ctrl_of(inst, inst->my_pe);
@@ -41,6 +44,7 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
         rc = shmemi_wait(inst, arrived, &a);
     }
     pthread_mutex_unlock(&t->lock);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_BARRIER, start);
     return rc;
 }
 
@@ -54,7 +58,8 @@ static void team_barrier(aclshmem_team_t team, const char *api)
         shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: team %d does not exist (never created or destroyed)", api, team);
         return;
     }
-    shmemi_barrier(inst, t);
+    /* Host: after the default stream's work; in a kernel: the blocks meet first. */
+    shmemi_platform_barrier(inst, t);
 }
 
 void aclshmem_barrier(aclshmem_team_t team)

@@ -1,0 +1,290 @@
+/* Point-to-point synchronisation: waiting on and testing local symmetric variables, for every
+ * type of ACLSHMEM_P2P_SYNC_TYPES.  All thirteen families of a type reduce to one query over
+ * a set of variables (ALL must match, ANY one, SOME as many as match), evaluated once for
+ * test_* or by shmemi_wait for wait_*, so the only per-type code is the comparison.
+ * Variables are read with atomic loads: other PEs write them while we look. */
+#include <stdint.h>
+#include <string.h>
+
+#include "aclshmem/p2p_sync.h"
+#include "core/error.h"
+#include "rma/rma.h"
+#include "sync/signal.h"
+#include "sync/wait.h"
+
+typedef struct {
+    size_t size;
+    /* Loads *ivar atomically and compares it with *value. */
+    int (*match)(const void *ivar, int cmp, const void *value);
+} p2p_type_t;
+
+#define COMPARE(cmp, a, b)                                                                         \
+    ((cmp) == ACLSHMEM_CMP_EQ ? (a) == (b) : (cmp) == ACLSHMEM_CMP_NE ? (a) != (b)                 \
+     : (cmp) == ACLSHMEM_CMP_GT ? (a) > (b) : (cmp) == ACLSHMEM_CMP_GE ? (a) >= (b)                \
+     : (cmp) == ACLSHMEM_CMP_LT ? (a) < (b) : (a) <= (b))
+
+#define DEFINE_P2P_TYPE(NAME, TYPE)                                                                \
+    static int match_##NAME(const void *ivar, int cmp, const void *value)                          \
+    {                                                                                              \
+        TYPE now, want;                                                                            \
+        __atomic_load((const TYPE *)ivar, &now, __ATOMIC_ACQUIRE);                                 \
+        memcpy(&want, value, sizeof(want));                                                        \
+        return COMPARE(cmp, now, want);                                                            \
+    }                                                                                              \
+    static const p2p_type_t type_##NAME = {sizeof(TYPE), match_##NAME};
+ACLSHMEM_P2P_SYNC_TYPES(DEFINE_P2P_TYPE)
+
+typedef enum { P2P_ALL, P2P_ANY, P2P_SOME } p2p_kind_t;
+
+typedef struct {
+    const p2p_type_t *type;
+    const uint8_t *ivars;
+    size_t nelems;
+    const int *status;
+    int cmp;
+    const uint8_t *values; /* one per variable (vector forms) or one for all */
+    size_t value_step;     /* bytes from one value to the next: type size or 0 */
+    p2p_kind_t kind;
+    size_t *indices; /* SOME: the matching indices */
+    size_t result;   /* ALL: 1 or 0; ANY: an index or SIZE_MAX; SOME: a count */
+} p2p_query_t;
+
+/* One look at the variables; nonzero when a wait on them is over.  A set with no included
+ * variable is over at once: ALL holds (1), ANY found nothing (SIZE_MAX), SOME none (0). */
+static int evaluate(void *ctx)
+{
+    p2p_query_t *q = ctx;
+    size_t included = 0, matched = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < q->nelems; i++) {
+        if (q->status && q->status[i])
+            continue;
+        included++;
+        if (!q->type->match(q->ivars + i * q->type->size, q->cmp, q->values + i * q->value_step)) {
+            if (q->kind == P2P_ALL) {
+                q->result = 0;
+                return 0;
+            }
+            continue;
+        }
+        if (q->kind == P2P_ANY) {
+            first = i;
+            break;
+        }
+        if (q->kind == P2P_SOME)
+            q->indices[matched] = i;
+        matched++;
+    }
+    switch (q->kind) {
+    case P2P_ALL:
+        q->result = 1;
+        return 1;
+    case P2P_ANY:
+        q->result = first;
+        return first != SIZE_MAX || included == 0;
+    default:
+        q->result = matched;
+        return matched > 0 || included == 0;
+    }
+}
+
+int shmemi_cmp_check(const char *api, int cmp)
+{
+    if (cmp < ACLSHMEM_CMP_EQ || cmp > ACLSHMEM_CMP_LE)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: cmp %d is not a comparison (ACLSHMEM_CMP_EQ..ACLSHMEM_CMP_LE, 0..5)", api, cmp);
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Variables must be aligned (atomic loads) and in this PE's symmetric heaps (where remote
+ * writes ring the doorbell that wakes the wait). */
+static int check_local(shmemi_instance_t *inst, const char *api, const void *addr, size_t nelems, size_t size)
+{
+    if (nelems > SIZE_MAX / size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %zu variables overflow size_t", api, nelems);
+    if (!addr)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the variable address is NULL", api);
+    if ((uintptr_t)addr % size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the variable address %p is not %zu-byte aligned", api,
+                           addr, size);
+    int seg;
+    size_t offset;
+    return shmemi_rma_resolve(inst, addr, nelems * size, inst->my_pe, api, &seg, &offset);
+}
+
+/* Every family.  res_out (ANY: index, SOME: count) and test_out (test, test_all_vector) get
+ * SIZE_MAX / 0 / 0 when the call fails. */
+static void p2p(const char *api, const p2p_type_t *type, int wait, p2p_kind_t kind, void *ivars, size_t nelems,
+                size_t *indices, const int *status, int cmp, const void *values, int vector, size_t *res_out,
+                int *test_out)
+{
+    if (res_out)
+        *res_out = kind == P2P_ANY ? SIZE_MAX : 0;
+    if (test_out)
+        *test_out = 0;
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst || shmemi_cmp_check(api, cmp) != ACLSHMEM_SUCCESS)
+        return;
+    if (kind != P2P_ALL && !res_out) {
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: res_out is NULL", api);
+        return;
+    }
+    if (kind == P2P_ALL && !wait && !test_out) {
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: res_out is NULL", api);
+        return;
+    }
+    if (nelems > 0) {
+        if (check_local(inst, api, ivars, nelems, type->size) != ACLSHMEM_SUCCESS)
+            return;
+        if (kind == P2P_SOME && !indices) {
+            shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: indices is NULL", api);
+            return;
+        }
+        if (vector && !values) {
+            shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: cmp_values is NULL", api);
+            return;
+        }
+    }
+    p2p_query_t q = {type, ivars, nelems, status, cmp, values, vector ? type->size : 0, kind, indices, 0};
+    if (wait) {
+        if (shmemi_wait(inst, evaluate, &q) != ACLSHMEM_SUCCESS)
+            return;
+    } else {
+        evaluate(&q);
+    }
+    if (res_out)
+        *res_out = q.result;
+    if (test_out)
+        *test_out = (int)q.result;
+}
+
+#define DEFINE_P2P_API(NAME, TYPE)                                                                     \
+    void aclshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value)                            \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, cmp,       \
+            &cmp_value, 0, NULL, NULL);                                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait(TYPE *ivar, TYPE cmp_value)                                           \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, ACLSHMEM_CMP_NE, \
+            &cmp_value, 0, NULL, NULL);                                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp,     \
+                                          TYPE cmp_value)                                              \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_all", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL, status, \
+            cmp, &cmp_value, 0, NULL, NULL);                                                           \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems, const int *status, int cmp,     \
+                                          TYPE cmp_value, size_t *res_out)                             \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_any", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL, status, \
+            cmp, &cmp_value, 0, res_out, NULL);                                                        \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems, size_t *indices,               \
+                                           const int *status, int cmp, TYPE cmp_value, size_t *res_out) \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_some", &type_##NAME, 1, P2P_SOME, ivars, nelems, indices,   \
+            status, cmp, &cmp_value, 0, res_out, NULL);                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_all_vector(TYPE *ivars, size_t nelems, const int *status,       \
+                                                 int cmp, TYPE *cmp_values)                            \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_all_vector", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL, \
+            status, cmp, cmp_values, 1, NULL, NULL);                                                   \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_any_vector(TYPE *ivars, size_t nelems, const int *status,       \
+                                                 int cmp, TYPE *cmp_values, size_t *res_out)           \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_any_vector", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL, \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_wait_until_some_vector(TYPE *ivars, size_t nelems, size_t *indices,        \
+                                                  const int *status, int cmp, TYPE *cmp_values,        \
+                                                  size_t *res_out)                                     \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_wait_until_some_vector", &type_##NAME, 1, P2P_SOME, ivars, nelems,     \
+            indices, status, cmp, cmp_values, 1, res_out, NULL);                                       \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test(TYPE *ivars, int cmp, TYPE cmp_value, int *res_out)                   \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test", &type_##NAME, 0, P2P_ALL, ivars, 1, NULL, NULL, cmp, &cmp_value, \
+            0, NULL, res_out);                                                                         \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test_any(TYPE *ivars, size_t nelems, const int *status, int cmp,           \
+                                    TYPE cmp_value, size_t *res_out)                                   \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test_any", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL, status, cmp, \
+            &cmp_value, 0, res_out, NULL);                                                             \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test_some(TYPE *ivars, size_t nelems, size_t *indices, const int *status,  \
+                                     int cmp, TYPE cmp_value, size_t *res_out)                         \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test_some", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices, status, \
+            cmp, &cmp_value, 0, res_out, NULL);                                                        \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,    \
+                                           TYPE *cmp_values, int *res_out)                             \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test_all_vector", &type_##NAME, 0, P2P_ALL, ivars, nelems, NULL,       \
+            status, cmp, cmp_values, 1, NULL, res_out);                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,    \
+                                           TYPE *cmp_values, size_t *res_out)                          \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test_any_vector", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL,       \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                \
+    }                                                                                                  \
+    void aclshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems, size_t *indices,              \
+                                            const int *status, int cmp, TYPE *cmp_values,              \
+                                            size_t *res_out)                                           \
+    {                                                                                                  \
+        p2p("aclshmem_" #NAME "_test_some_vector", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices,  \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                \
+    }
+ACLSHMEM_P2P_SYNC_TYPES(DEFINE_P2P_API)
+
+/* ---- signals ------------------------------------------------------------ */
+
+int shmemi_signal_wait_check(shmemi_instance_t *inst, const char *api, const int32_t *sig_addr, int cmp)
+{
+    SHMEMI_TRY(shmemi_cmp_check(api, cmp));
+    return check_local(inst, api, sig_addr, 1, sizeof(int32_t));
+}
+
+typedef struct {
+    const int32_t *sig;
+    int cmp;
+    int32_t want, seen;
+} signal_wait_t;
+
+static int signal_met(void *ctx)
+{
+    signal_wait_t *w = ctx;
+    w->seen = __atomic_load_n(w->sig, __ATOMIC_ACQUIRE);
+    return COMPARE(w->cmp, w->seen, w->want);
+}
+
+int shmemi_signal_wait(const char *api, int32_t *sig_addr, int cmp, int32_t cmp_val, int32_t *value)
+{
+    *value = 0;
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    SHMEMI_TRY(shmemi_signal_wait_check(inst, api, sig_addr, cmp));
+    signal_wait_t w = {sig_addr, cmp, cmp_val, 0};
+    int rc = shmemi_wait(inst, signal_met, &w);
+    *value = w.seen;
+    return rc;
+}
+
+int32_t aclshmem_signal_wait_until(int32_t *sig_addr, int cmp, int32_t cmp_val)
+{
+    int32_t value;
+    shmemi_signal_wait("aclshmem_signal_wait_until", sig_addr, cmp, cmp_val, &value);
+    return value;
+}
+
+uint64_t util_get_ffts_config(void)
+{
+    return 0; /* the cpu platform has no FFTS hardware to configure */
+}

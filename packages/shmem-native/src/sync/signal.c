@@ -1,0 +1,101 @@
+/* Put-with-signal in all its public shapes: untyped, typed (ACLSHMEM_RMA_TYPES) and sized
+ * (ACLSHMEM_RMA_SIZES).  The signal word is 32 bits on the target PE.  The order on the wire
+ * is data, then the atomic update (which the transport orders after earlier puts), then the
+ * doorbell, so a receiver that sees the signal also sees the data.  Every operation completes
+ * when issued here, so the _nbi forms share the blocking path. */
+#include "sync/signal.h"
+
+#include <stdint.h>
+
+#include "aclshmem/signal.h"
+#include "core/error.h"
+#include "rma/rma.h"
+#include "transport/transport.h"
+
+int shmemi_signal_check(shmemi_instance_t *inst, const char *api, const void *sig_addr, int sig_op, int pe,
+                        int *seg, size_t *offset)
+{
+    if (sig_op != ACLSHMEM_SIGNAL_SET && sig_op != ACLSHMEM_SIGNAL_ADD)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: sig_op %d is neither ACLSHMEM_SIGNAL_SET (0) nor ACLSHMEM_SIGNAL_ADD (1)", api,
+                           sig_op);
+    if (!sig_addr)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the signal address is NULL", api);
+    if ((uintptr_t)sig_addr % sizeof(int32_t))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: the signal address %p is not 4-byte aligned (a signal is a 32-bit word)", api,
+                           sig_addr);
+    return shmemi_rma_resolve(inst, sig_addr, sizeof(int32_t), pe, api, seg, offset);
+}
+
+int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size,
+                      void *sig_addr, int32_t signal, int sig_op, int pe)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    int sig_seg, data_seg = 0;
+    size_t sig_offset, data_offset = 0;
+    SHMEMI_TRY(shmemi_signal_check(inst, api, sig_addr, sig_op, pe, &sig_seg, &sig_offset));
+    if (elem_size && nelems > SIZE_MAX / elem_size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %zu elements of %zu bytes overflow size_t", api, nelems,
+                           elem_size);
+    size_t bytes = nelems * elem_size;
+    if (bytes) {
+        if (!src)
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the source address is NULL", api);
+        SHMEMI_TRY(shmemi_rma_resolve(inst, dst, bytes, pe, api, &data_seg, &data_offset));
+    }
+    const shmemi_transport_ops_t *t = inst->transport[pe];
+    if (bytes)
+        SHMEMI_TRY(t->put(inst, pe, data_seg, data_offset, src, bytes));
+    SHMEMI_TRY(t->atomic(inst, pe, sig_seg, sig_offset,
+                         sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_ATOMIC_SET : SHMEMI_ATOMIC_ADD, 4,
+                         (uint32_t)signal));
+    t->notify(inst, pe);
+    return ACLSHMEM_SUCCESS;
+}
+
+/* ---- public API ------------------------------------------------------- */
+
+void aclshmemx_putmem_signal(void *dst, const void *src, size_t elem_size, void *sig_addr, int32_t signal,
+                             int sig_op, int pe)
+{
+    shmemi_put_signal("aclshmemx_putmem_signal", dst, src, elem_size, 1, sig_addr, signal, sig_op, pe);
+}
+
+void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size, void *sig_addr, int32_t signal,
+                                 int sig_op, int pe)
+{
+    shmemi_put_signal("aclshmemx_putmem_signal_nbi", dst, src, elem_size, 1, sig_addr, signal, sig_op, pe);
+}
+
+#define DEFINE_TYPED_SIGNAL(NAME, TYPE)                                                                \
+    void aclshmem_##NAME##_put_signal(TYPE *dst, const TYPE *src, size_t elem_size, uint8_t *sig_addr,  \
+                                      int32_t signal, int sig_op, int pe)                               \
+    {                                                                                                   \
+        shmemi_put_signal("aclshmem_" #NAME "_put_signal", dst, src, elem_size, sizeof(TYPE), sig_addr, \
+                          signal, sig_op, pe);                                                          \
+    }                                                                                                   \
+    void aclshmem_##NAME##_put_signal_nbi(TYPE *dst, const TYPE *src, size_t elem_size,                 \
+                                          uint8_t *sig_addr, int32_t signal, int sig_op, int pe)        \
+    {                                                                                                   \
+        shmemi_put_signal("aclshmem_" #NAME "_put_signal_nbi", dst, src, elem_size, sizeof(TYPE),       \
+                          sig_addr, signal, sig_op, pe);                                                \
+    }
+ACLSHMEM_RMA_TYPES(DEFINE_TYPED_SIGNAL)
+
+#define DEFINE_SIZED_SIGNAL(BITS)                                                                      \
+    void aclshmem_put##BITS##_signal(void *dst, const void *src, size_t nelems, int32_t *sig_addr,      \
+                                     int32_t signal, int sig_op, int pe)                                \
+    {                                                                                                   \
+        shmemi_put_signal("aclshmem_put" #BITS "_signal", dst, src, nelems, BITS / 8, sig_addr, signal, \
+                          sig_op, pe);                                                                  \
+    }                                                                                                   \
+    void aclshmem_put##BITS##_signal_nbi(void *dst, const void *src, size_t nelems, int32_t *sig_addr,  \
+                                         int32_t signal, int sig_op, int pe)                            \
+    {                                                                                                   \
+        shmemi_put_signal("aclshmem_put" #BITS "_signal_nbi", dst, src, nelems, BITS / 8, sig_addr,     \
+                          signal, sig_op, pe);                                                          \
+    }
+ACLSHMEM_RMA_SIZES(DEFINE_SIZED_SIGNAL)
