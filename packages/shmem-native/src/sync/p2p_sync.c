@@ -8,6 +8,7 @@
 
 #include "aclshmem/p2p_sync.h"
 #include "core/error.h"
+#include "prof/prof.h"
 #include "rma/rma.h"
 #include "sync/signal.h"
 #include "sync/wait.h"
@@ -146,8 +147,10 @@ static void p2p(const char *api, const p2p_type_t *type, int wait, p2p_kind_t ki
     }
     p2p_query_t q = {type, ivars, nelems, status, cmp, values, vector ? type->size : 0, kind, indices, 0};
     if (wait) {
+        uint64_t start = shmemi_prof_begin(inst);
         if (shmemi_wait(inst, evaluate, &q) != ACLSHMEM_SUCCESS)
             return;
+        shmemi_prof_end_frame(inst, SHMEMI_FRAME_WAIT, start);
     } else {
         evaluate(&q);
     }
@@ -272,7 +275,9 @@ int shmemi_signal_wait(const char *api, int32_t *sig_addr, int cmp, int32_t cmp_
         return ACLSHMEM_NOT_INITED;
     SHMEMI_TRY(shmemi_signal_wait_check(inst, api, sig_addr, cmp));
     signal_wait_t w = {sig_addr, cmp, cmp_val, 0};
+    uint64_t start = shmemi_prof_begin(inst);
     int rc = shmemi_wait(inst, signal_met, &w);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_WAIT, start);
     *value = w.seen;
     return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "aclshmem/signal.h"
 #include "core/error.h"
+#include "prof/prof.h"
 #include "rma/rma.h"
 #include "transport/transport.h"
 
@@ -46,6 +47,7 @@ int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems
             return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the source address is NULL", api);
         SHMEMI_TRY(shmemi_rma_resolve(inst, dst, bytes, pe, api, &data_seg, &data_offset));
     }
+    uint64_t start = shmemi_prof_begin(inst);
     const shmemi_transport_ops_t *t = inst->transport[pe];
     if (bytes)
         SHMEMI_TRY(t->put(inst, pe, data_seg, data_offset, src, bytes));
@@ -53,6 +55,7 @@ int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems
                          sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_ATOMIC_SET : SHMEMI_ATOMIC_ADD, 4,
                          (uint32_t)signal));
     t->notify(inst, pe);
+    shmemi_prof_end_frame(inst, bytes ? SHMEMI_FRAME_PUT_SIGNAL : SHMEMI_FRAME_SIGNAL_OP, start);
     return ACLSHMEM_SUCCESS;
 }
 
