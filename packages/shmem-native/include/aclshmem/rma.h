@@ -55,6 +55,9 @@ ACLSHMEM_HOST_API int aclshmemx_set_mte_config(uint64_t offset, uint32_t ub_size
 ACLSHMEM_HOST_API int aclshmemx_set_sdma_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id);
 ACLSHMEM_HOST_API int aclshmemx_set_rdma_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id);
 ACLSHMEM_HOST_API int aclshmemx_set_udma_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id);
+/** Reads back the active instance's setting for one engine (ACLSHMEM_DATA_OP_MTE, _SDMA,
+ *  _ROCE (the rdma config) or _UDMA). */
+ACLSHMEM_HOST_API int aclshmemx_get_engine_config(data_op_engine_type_t engine, aclshmem_ub_config_t *config);
 
 #ifdef __cplusplus
 }

@@ -232,6 +232,38 @@ static SSL_CTX *make_context(int is_server, const shmemi_tls_settings_t *s, cons
     return ctx;
 }
 
+/* This PE's certificate must chain to its own CA: otherwise no peer could accept it. */
+static int verify_own_certificate(SSL_CTX *ctx)
+{
+    X509 *cert = SSL_CTX_get0_certificate(ctx);
+    X509_STORE_CTX *check = X509_STORE_CTX_new();
+    int ok = cert && check && X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(ctx), cert, NULL) == 1 &&
+             X509_verify_cert(check) == 1;
+    int reason = check ? X509_STORE_CTX_get_error(check) : X509_V_ERR_UNSPECIFIED;
+    X509_STORE_CTX_free(check);
+    if (!ok)
+        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                           "TLS: this PE's certificate does not verify against the configured CA: %s",
+                           X509_verify_cert_error_string(reason));
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_channel_check_settings(void)
+{
+    shmemi_tls_settings_t settings;
+    shmemi_settings_tls(&settings);
+    if (!settings.tls_enabled)
+        return ACLSHMEM_SUCCESS;
+    tls_files_t files;
+    parse_tls_info(settings.tls_info, &files);
+    int rc;
+    SSL_CTX *ctx = make_context(0, &settings, &files, &rc);
+    if (ctx && files.cert[0])
+        rc = verify_own_certificate(ctx);
+    SSL_CTX_free(ctx);
+    return rc;
+}
+
 /* ---- a socket BIO that never raises SIGPIPE ---------------------------------------
  * OpenSSL's socket BIO writes with write(), which kills a process that has not ignored
  * SIGPIPE when the peer is gone; a library must not change the process's signal setup. */

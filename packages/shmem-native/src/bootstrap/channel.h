@@ -18,6 +18,11 @@ typedef struct shmemi_channel shmemi_channel_t;
 int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,
                         shmemi_channel_t **out);
 
+/* Checks the TLS settings on this PE alone (files load, the key matches, this PE's own
+ * certificate verifies against the configured CA and CRL), so a bad configuration fails at
+ * once on every PE instead of as a failed handshake on some.  An aclshmem error code. */
+int shmemi_channel_check_settings(void);
+
 /* 0, -ETIMEDOUT, -EPIPE (closed) or another -errno. */
 int shmemi_channel_send(shmemi_channel_t *ch, const void *buf, size_t len, int64_t deadline_ms);
 int shmemi_channel_recv(shmemi_channel_t *ch, void *buf, size_t len, int64_t deadline_ms);

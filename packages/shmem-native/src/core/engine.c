@@ -27,6 +27,28 @@ static int set_engine(int engine, uint64_t offset, uint32_t ub_size, uint32_t sy
     return ACLSHMEM_SUCCESS;
 }
 
+int aclshmemx_get_engine_config(data_op_engine_type_t engine, aclshmem_ub_config_t *config)
+{
+    static const char api[] = "aclshmemx_get_engine_config";
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    if (!config)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: config is NULL", api);
+    int index;
+    switch (engine) {
+    case ACLSHMEM_DATA_OP_MTE: index = ENGINE_MTE; break;
+    case ACLSHMEM_DATA_OP_SDMA: index = ENGINE_SDMA; break;
+    case ACLSHMEM_DATA_OP_ROCE: index = ENGINE_RDMA; break;
+    case ACLSHMEM_DATA_OP_UDMA: index = ENGINE_UDMA; break;
+    default:
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: engine 0x%x is not one of MTE, SDMA, ROCE, UDMA", api,
+                           (unsigned)engine);
+    }
+    *config = inst->engine_config[index];
+    return ACLSHMEM_SUCCESS;
+}
+
 int aclshmemx_set_mte_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id)
 {
     return set_engine(ENGINE_MTE, offset, ub_size, sync_id, 0, "aclshmemx_set_mte_config");

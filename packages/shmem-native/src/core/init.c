@@ -8,6 +8,7 @@
 #include "aclshmem/init.h"
 #include "aclshmem/rma.h"
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/channel.h"
 #include "bootstrap/net.h"
 #include "core/error.h"
 #include "core/instance.h"
@@ -46,6 +47,14 @@ static int check_attr(const aclshmemx_init_attr_t *attr)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE,
                            "init: data_op_engine_type 0x%x is not a nonzero mask of MTE|SDMA|ROCE|UDMA",
                            engines);
+    /* The cpu platform moves data with the CPU through shared memory: its one engine is MTE. */
+    if (!(engines & ACLSHMEM_DATA_OP_MTE))
+        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED,
+                           "init: data_op_engine_type 0x%x asks only for engines the %s platform lacks "
+                           "(SDMA, ROCE, UDMA); it has MTE (0x1)", engines, shmemi_platform_name());
+    if (engines != ACLSHMEM_DATA_OP_MTE)
+        SHMEMI_WARN("init: data_op_engine_type 0x%x: the %s platform has only MTE; SDMA/ROCE/UDMA are ignored",
+                    engines, shmemi_platform_name());
     if (attr->local_mem_size == 0 || attr->local_mem_size > ACLSHMEM_MAX_LOCAL_SIZE)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: local_mem_size %llu is not in 1..%llu bytes",
                            (unsigned long long)attr->local_mem_size,
@@ -172,6 +181,7 @@ int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_at
     SHMEMI_TRY(check_attr(attributes));
     shmemi_uid_inner_t inner;
     SHMEMI_TRY(resolve_job(bootstrap_flags, attributes, &inner));
+    SHMEMI_TRY(shmemi_channel_check_settings());
 
     shmemi_instances_lock();
     shmemi_instance_t *existing = shmemi_instance_get(attributes->instance_id);

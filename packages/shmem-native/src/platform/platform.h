@@ -25,6 +25,11 @@ const char *shmemi_platform_name(void);
 int shmemi_platform_launch(const char *api, aclrtStream stream, aclshmemx_kernel_fn fn, uint32_t block_dim,
                            const void *arg, size_t arg_size);
 
+/* The instance stream acts on (NULL: the active instance, whose default stream it is);
+ * NULL with a last error naming api for a bad handle or an uninitialised instance.
+ * Stream operations check their arguments against this instance, not the active one. */
+shmemi_instance_t *shmemi_platform_stream_instance(const char *api, aclrtStream stream);
+
 /* Nonzero when the calling thread runs a kernel block (device-side API semantics). */
 int shmemi_platform_in_kernel(void);
 

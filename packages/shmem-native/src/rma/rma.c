@@ -115,6 +115,7 @@ static int strided(const char *api, int is_put, void *dst, const void *src, ptrd
     size_t offset;
     const void *sym = is_put ? dst : src;
     SHMEMI_TRY(shmemi_rma_resolve(inst, sym, is_put ? dst_span : src_span, pe, api, &seg, &offset));
+    uint64_t start = shmemi_prof_begin(inst);
     const shmemi_transport_ops_t *t = inst->transport[pe];
     for (size_t i = 0; i < nelems; i++) {
         size_t d = i * (size_t)dst_stride * elem_size, s = i * (size_t)src_stride * elem_size;
@@ -125,6 +126,7 @@ static int strided(const char *api, int is_put, void *dst, const void *src, ptrd
     }
     if (is_put)
         t->notify(inst, pe);
+    shmemi_prof_end_frame(inst, is_put ? SHMEMI_FRAME_PUT : SHMEMI_FRAME_GET, start);
     return ACLSHMEM_SUCCESS;
 }
 

@@ -77,7 +77,7 @@ static void enqueue(const char *api, aclrtStream stream, aclshmemx_kernel_fn fn,
 static void transfer(const char *api, aclshmemx_kernel_fn fn, void *dst, const void *src, size_t bytes, int pe,
                      aclrtStream stream, int is_put)
 {
-    shmemi_instance_t *inst = shmemi_require(api);
+    shmemi_instance_t *inst = shmemi_platform_stream_instance(api, stream);
     if (!inst)
         return;
     if (bytes) {
@@ -106,7 +106,7 @@ void aclshmemx_getmem_on_stream(void *dst, const void *src, size_t elem_size, in
 void aclshmemx_signal_op_on_stream(int32_t *sig_addr, int32_t signal, int sig_op, int pe, aclrtStream stream)
 {
     static const char api[] = "aclshmemx_signal_op_on_stream";
-    shmemi_instance_t *inst = shmemi_require(api);
+    shmemi_instance_t *inst = shmemi_platform_stream_instance(api, stream);
     int seg;
     size_t offset;
     if (!inst || shmemi_signal_check(inst, api, sig_addr, sig_op, pe, &seg, &offset) != ACLSHMEM_SUCCESS)
@@ -118,7 +118,7 @@ void aclshmemx_signal_op_on_stream(int32_t *sig_addr, int32_t signal, int sig_op
 void aclshmemx_signal_wait_until_on_stream(int32_t *sig_addr, int cmp, int32_t cmp_val, aclrtStream stream)
 {
     static const char api[] = "aclshmemx_signal_wait_until_on_stream";
-    shmemi_instance_t *inst = shmemi_require(api);
+    shmemi_instance_t *inst = shmemi_platform_stream_instance(api, stream);
     if (!inst || shmemi_signal_wait_check(inst, api, sig_addr, cmp) != ACLSHMEM_SUCCESS)
         return;
     enqueue(api, stream, signal_wait_kernel, &(stream_op_t){.sig_addr = sig_addr, .signal = cmp_val, .op = cmp});
@@ -127,14 +127,14 @@ void aclshmemx_signal_wait_until_on_stream(int32_t *sig_addr, int cmp, int32_t c
 void aclshmemx_quiet_on_stream(aclrtStream stream)
 {
     static const char api[] = "aclshmemx_quiet_on_stream";
-    if (shmemi_require(api))
+    if (shmemi_platform_stream_instance(api, stream))
         enqueue(api, stream, quiet_kernel, &(stream_op_t){0});
 }
 
 /* A team barrier on a stream; TEAM_INVALID is a no-op, as for aclshmem_barrier. */
 static void team_op(const char *api, aclshmem_team_t team, aclrtStream stream)
 {
-    shmemi_instance_t *inst = shmemi_require(api);
+    shmemi_instance_t *inst = shmemi_platform_stream_instance(api, stream);
     if (!inst || team == ACLSHMEM_TEAM_INVALID)
         return;
     if (!shmemi_team_get(inst, team)) {

@@ -72,6 +72,21 @@ static void release(shmemi_stream_t *s)
     pthread_mutex_unlock(&registry_lock);
 }
 
+shmemi_instance_t *shmemi_platform_stream_instance(const char *api, aclrtStream stream)
+{
+    shmemi_stream_t *s;
+    if (acquire(api, stream, &s) != ACLSHMEM_SUCCESS)
+        return NULL;
+    shmemi_instance_t *inst = s->inst;
+    release(s);
+    if (atomic_load(&inst->status) != ACLSHMEM_STATUS_IS_INITIALIZED) {
+        shmemi_fail(ACLSHMEM_NOT_INITED, "%s: the stream's instance %llu is not initialized", api,
+                    (unsigned long long)inst->id);
+        return NULL;
+    }
+    return inst;
+}
+
 void shmemi_cpu_stream_error(shmemi_stream_t *s, int code, const char *msg)
 {
     pthread_mutex_lock(&s->lock);
