@@ -25,7 +25,7 @@ APT_PACKAGES=(build-essential pkg-config libssl-dev)
 
 # Python packages of the venv: the build tools and what the tests import.
 PIP_BUILD_PACKAGES=(meson ninja meson-python)
-PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy)
+PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy matplotlib)
 
 CI_STEP=""
 

@@ -1,0 +1,394 @@
+"""Where SHMEM is installed and what this process has loaded.
+
+Three kinds of installation are recognised, in this order, for the build paths
+(``--include``, ``--lib``, ``--ldflags``, ...):
+
+1. the ``shmem_native`` package (the ``shmem-native`` wheel): library, headers and
+   ``aclshmem.pc`` inside site-packages;
+2. pkg-config ``aclshmem`` (``meson install`` of the C library, a distribution package);
+3. the library named by ``ACLSHMEM_LIBRARY`` (a build tree): its folder is the library
+   folder, and ``<folder>/../include`` the header folder when ``aclshmem.h`` is there.
+
+At run time the ``shmem`` package loads the library in its own order
+(``ACLSHMEM_LIBRARY`` first); ``runtime_library()`` reports what it actually loaded.
+"""
+
+import ctypes
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+
+BACKEND = "cpu"
+LIBRARY_STEM = "libaclshmem"
+PKG_CONFIG_NAME = "aclshmem"
+ENV_LIBRARY = "ACLSHMEM_LIBRARY"
+
+#: The four distributions of the project: (distribution name, import name).
+PACKAGES = (
+    ("shmem-native", "shmem_native"),
+    ("shmem-core", "shmem"),
+    ("shmem-torch", "shmem_torch"),
+    ("shmem-tools", "shmem_tools"),
+)
+
+_SYSTEM_LIB_DIRS = {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"}
+
+
+class Installation:
+    """One installation of the C library: where its library and headers are."""
+
+    def __init__(self, kind, root, lib_dir, include_dir, library, version, pkgconfig_dir=None):
+        self.kind = kind                # "shmem_native package", "pkg-config", "ACLSHMEM_LIBRARY"
+        self.root = root                # the installation's top folder
+        self.lib_dir = lib_dir          # the folder holding libaclshmem.so
+        self.include_dir = include_dir  # the folder holding aclshmem.h, or None
+        self.library = library          # the library file, or None
+        self.version = version          # its version text, or None
+        self.pkgconfig_dir = pkgconfig_dir
+
+    def as_dict(self):
+        return {
+            "kind": self.kind,
+            "root": self.root,
+            "lib_dir": self.lib_dir,
+            "include_dir": self.include_dir,
+            "library": self.library,
+            "version": self.version,
+            "pkgconfig_dir": self.pkgconfig_dir,
+        }
+
+    def needs_rpath(self):
+        """False for the loader's own folders, where an rpath adds nothing."""
+        d = os.path.realpath(self.lib_dir)
+        if d in _SYSTEM_LIB_DIRS:
+            return False
+        parent = os.path.dirname(d)
+        return not (parent in _SYSTEM_LIB_DIRS and "-linux-" in os.path.basename(d))
+
+    def cflags(self):
+        return f"-I{self.include_dir}" if self.include_dir else ""
+
+    def rpath(self):
+        return f"-Wl,-rpath,{self.lib_dir}"
+
+    def ldflags(self):
+        """Compile and link flags: ``cc prog.c $(shmem-config --ldflags)`` builds a program
+        that runs without LD_LIBRARY_PATH."""
+        parts = []
+        if self.include_dir:
+            parts.append(self.cflags())
+        parts.append(f"-L{self.lib_dir}")
+        if self.needs_rpath():
+            parts.append(self.rpath())
+        parts.append("-laclshmem")
+        return " ".join(parts)
+
+
+def _has_header(folder):
+    return bool(folder) and os.path.isfile(os.path.join(folder, "aclshmem.h"))
+
+
+def from_wheel():
+    """The shmem_native package's installation, or None (with the reason)."""
+    try:
+        native = importlib.import_module("shmem_native")
+    except ImportError as exc:
+        return None, f"the shmem_native package is not installed ({exc})"
+    try:
+        library = native.library_path()
+    except Exception as exc:  # a damaged installation
+        return None, f"the shmem_native package is damaged: {exc}"
+    lib_dir = os.path.dirname(os.path.realpath(library))
+    include_dir = native.include_dir()
+    pc_dir = native.pkgconfig_dir()
+    root = os.path.dirname(os.path.realpath(native.__file__))
+    return Installation(
+        "shmem_native package", root, lib_dir, include_dir if _has_header(include_dir) else None,
+        library, getattr(native, "__version__", None), pc_dir if os.path.isdir(pc_dir) else None,
+    ), None
+
+
+def _pkg_config(*args):
+    exe = shutil.which("pkg-config")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, *args, PKG_CONFIG_NAME], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip()
+
+
+def from_pkg_config():
+    """The installation pkg-config knows as ``aclshmem``, or None (with the reason)."""
+    if not shutil.which("pkg-config"):
+        return None, "pkg-config is not installed"
+    version = _pkg_config("--modversion")
+    if version is None:
+        return None, f"pkg-config does not know {PKG_CONFIG_NAME} (PKG_CONFIG_PATH={os.environ.get('PKG_CONFIG_PATH', '')!r})"
+    lib_dir = _pkg_config("--variable=libdir") or ""
+    include_dir = _pkg_config("--variable=includedir") or ""
+    prefix = _pkg_config("--variable=prefix") or os.path.dirname(lib_dir)
+    pc_dir = _pkg_config("--variable=pcfiledir")
+    lib_dir, include_dir, prefix = (os.path.normpath(p) if p else p for p in (lib_dir, include_dir, prefix))
+    library = None
+    for name in (f"{LIBRARY_STEM}.so", f"{LIBRARY_STEM}.so.1"):
+        if lib_dir and os.path.exists(os.path.join(lib_dir, name)):
+            library = os.path.join(lib_dir, name)
+            break
+    return Installation("pkg-config", prefix, lib_dir, include_dir if _has_header(include_dir) else None,
+                        library, version, pc_dir), None
+
+
+def root_of_library(path):
+    """The installation root of a library file: the parent of its folder (skipping a
+    multiarch folder such as lib/x86_64-linux-gnu)."""
+    d = os.path.dirname(os.path.realpath(path)) if os.path.isfile(path) else os.path.dirname(path)
+    if "-linux-" in os.path.basename(d):
+        d = os.path.dirname(d)
+    return os.path.dirname(d)
+
+
+def from_env():
+    """The installation around ACLSHMEM_LIBRARY, or None (with the reason)."""
+    path = os.environ.get(ENV_LIBRARY)
+    if not path:
+        return None, f"{ENV_LIBRARY} is not set"
+    if not os.path.isfile(path):
+        return None, f"{ENV_LIBRARY}={path} does not exist"
+    lib_dir = os.path.dirname(os.path.abspath(path))
+    root = root_of_library(path)
+    include_dir = os.path.join(root, "include")
+    return Installation(ENV_LIBRARY, root, lib_dir, include_dir if _has_header(include_dir) else None,
+                        os.path.abspath(path), None), None
+
+
+def find_installation():
+    """(Installation or None, [reasons for every kind that was not found])."""
+    reasons = []
+    for finder in (from_wheel, from_pkg_config, from_env):
+        inst, why = finder()
+        if inst is not None:
+            return inst, reasons
+        reasons.append(why)
+    return None, reasons
+
+
+def header_version(include_dir):
+    """(major, minor) from aclshmem/types.h, or None."""
+    if not include_dir:
+        return None
+    path = os.path.join(include_dir, "aclshmem", "types.h")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    major = re.search(r"#define\s+ACLSHMEM_MAJOR_VERSION\s+(\d+)", text)
+    minor = re.search(r"#define\s+ACLSHMEM_MINOR_VERSION\s+(\d+)", text)
+    if not (major and minor):
+        return None
+    return int(major.group(1)), int(minor.group(1))
+
+
+# ---------------------------------------------------------------------------
+# What this process loaded
+# ---------------------------------------------------------------------------
+
+
+def loaded_libraries(stem=LIBRARY_STEM, maps="/proc/self/maps"):
+    """Every distinct file named ``<stem>*.so*`` mapped into this process (real paths,
+    one per inode, in the order they appear)."""
+    seen = {}
+    try:
+        with open(maps, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 6:
+                    continue
+                path = parts[5].strip()
+                if path.endswith(" (deleted)"):
+                    path = path[: -len(" (deleted)")]
+                base = os.path.basename(path)
+                if not (base.startswith(stem) and ".so" in base):
+                    continue
+                try:
+                    st = os.stat(path)
+                    key = (st.st_dev, st.st_ino)
+                except OSError:
+                    key = path
+                seen.setdefault(key, os.path.realpath(path))
+    except OSError:
+        return []
+    return list(seen.values())
+
+
+def runtime_library():
+    """Loads libaclshmem the way the ``shmem`` package does and describes the result.
+
+    Returns a dict: ok, error, path (what shmem loaded: a path or the soname), source
+    (which of shmem's search places), mapped (the real files mapped in this process),
+    name, api_version ([major, minor])."""
+    out = {"ok": False, "error": None, "path": None, "source": None, "mapped": [], "name": None,
+           "api_version": None}
+    try:
+        from shmem import _native
+    except Exception as exc:
+        out["error"] = f"the shmem package (shmem-core) cannot be imported: {exc}"
+        return out
+    try:
+        ffi, lib = _native.load()
+    except Exception as exc:
+        out["error"] = str(exc)
+        out["mapped"] = loaded_libraries()
+        return out
+    out["ok"] = True
+    out["path"] = _native.library_path()
+    if os.environ.get(ENV_LIBRARY):
+        out["source"] = ENV_LIBRARY
+    elif out["path"] and os.path.isabs(out["path"]):
+        out["source"] = "shmem_native package"
+    else:
+        out["source"] = "system loader"
+    out["mapped"] = loaded_libraries()
+    try:
+        major, minor = ffi.new("int *"), ffi.new("int *")
+        lib.aclshmem_info_get_version(major, minor)
+        out["api_version"] = [int(major[0]), int(minor[0])]
+        name = ffi.new("char[]", 256)
+        lib.aclshmem_info_get_name(name)
+        out["name"] = ffi.string(name).decode("utf-8", "replace")
+    except Exception as exc:  # a library without these functions is not libaclshmem
+        out["ok"] = False
+        out["error"] = f"the loaded library does not answer aclshmem_info_get_version/_name: {exc}"
+    return out
+
+
+def declared_functions():
+    """The names of every C function shmem-core's binding declares."""
+    from shmem import _native
+
+    names = set(re.findall(r"\b((?:aclshmem|util_)\w*)\s*\(", _native.cdef_source()))
+    return sorted(names)
+
+
+def missing_symbols(library, names):
+    """The names that the library file (a path or soname) does not export."""
+    lib = ctypes.CDLL(library)
+    missing = []
+    for name in names:
+        try:
+            getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+    return missing
+
+
+def expected_api_version():
+    """(major, minor) of the C API the Python side expects, and where that came from."""
+    try:
+        from shmem import _native
+
+        for attr in ("ABI_VERSION", "API_VERSION", "C_API_VERSION"):
+            v = getattr(_native, attr, None)
+            if v:
+                return (int(v[0]), int(v[1])), f"shmem._native.{attr}"
+    except Exception:
+        pass
+    native = package_info("shmem-native", "shmem_native")
+    if native["version"]:
+        m = re.match(r"(\d+)\.(\d+)", native["version"])
+        if m:
+            return (int(m.group(1)), int(m.group(2))), "the shmem-native version"
+    return None, None
+
+
+# ---------------------------------------------------------------------------
+# The Python packages
+# ---------------------------------------------------------------------------
+
+
+def package_info(dist, module):
+    """installed, version, location and requirements of one distribution; a module
+    importable without metadata (a source tree on PYTHONPATH) counts as installed."""
+    info = {"installed": False, "version": None, "location": None, "source": None, "requires": []}
+    try:
+        d = importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        d = None
+    if d is not None:
+        info.update(installed=True, version=d.version, source="metadata", requires=list(d.requires or []))
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        info["location"] = os.path.dirname(spec.origin)
+        if d is None:
+            info["installed"] = True
+            info["source"] = "import (no package metadata)"
+            try:
+                info["version"] = getattr(importlib.import_module(module), "__version__", None)
+            except Exception as exc:
+                info["import_error"] = str(exc)
+    elif d is not None:
+        info["import_error"] = f"{module} is not importable although {dist} is installed"
+    return info
+
+
+def _parse_requirement(text):
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:
+        return None
+    try:
+        return Requirement(text)
+    except Exception:
+        return None
+
+
+def _normalise(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def compatibility(packages, library):
+    """Checks the declared requirements between the four packages and that the native
+    library's C API matches the shmem-native version.  Returns (compatible, [problems])."""
+    problems = []
+    names = {_normalise(d) for d, _ in PACKAGES}
+    for dist, info in packages.items():
+        if not info["installed"]:
+            continue
+        for text in info.get("requires", []):
+            req = _parse_requirement(text)
+            if req is None or _normalise(req.name) not in names:
+                continue
+            target = packages.get(_normalise(req.name))
+            optional = req.marker is not None and "extra" in str(req.marker)
+            if not target or not target["installed"]:
+                if not optional:
+                    problems.append(f"{dist} requires {text} but {req.name} is not installed")
+                continue
+            if req.specifier and target["version"] and not req.specifier.contains(target["version"],
+                                                                                   prereleases=True):
+                problems.append(f"{dist} requires {req.name}{req.specifier} but {target['version']} is installed")
+    if not packages.get("shmem-core", {}).get("installed"):
+        problems.append("shmem-core (the shmem package) is not installed")
+    native = packages.get("shmem-native", {})
+    if library and library.get("api_version") and native.get("version"):
+        m = re.match(r"(\d+)\.(\d+)", native["version"])
+        if m and [int(m.group(1)), int(m.group(2))] != library["api_version"]:
+            problems.append(
+                f"shmem-native {native['version']} is installed but the loaded library "
+                f"({library.get('path')}) implements C API {library['api_version'][0]}.{library['api_version'][1]}")
+    return not problems, problems
+
+
+def all_packages():
+    return {dist: package_info(dist, module) for dist, module in PACKAGES}

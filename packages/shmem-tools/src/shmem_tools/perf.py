@@ -1,0 +1,510 @@
+"""``shmem-perf``: OSU-style benchmarks of SHMEM on N PEs, each against a baseline
+measured in the same run.
+
+    shmem-perf --pes 2                     every test, tables on stdout
+    shmem-perf --pes 2 --plot perf.png     ... and a plot (pip install 'shmem-tools[plot]')
+    shmem-perf --quick                     tiny sizes, few iterations (a smoke run)
+    shmem-perf --csv out.csv --json out.json
+    shmem-perf --tests put,barrier --max-size 1M
+
+Tests (PE 0 talks to PE 1 in the point-to-point ones):
+
+=============  =====================================  ==========================================
+table          library                                baseline (same run)
+=============  =====================================  ==========================================
+put latency    blocking aclshmem_putmem, per call     shared-memory flag ping-pong, one way
+get latency    blocking aclshmem_getmem, per call     the same ping-pong, one way
+put bandwidth  putmem and putmem_nbi + quiet          single-thread memcpy (ctypes.memmove)
+get bandwidth  getmem and getmem_nbi + quiet          the same memcpy
+put_signal     putmem_signal + signal_wait_until      the ping-pong's round trip
+               ping-pong, round trip
+barrier        aclshmem_barrier_all on all N PEs      N processes raising shared-memory flags
+all_reduce     shmem_torch.all_reduce (float32)       torch.distributed all_reduce, gloo backend
+=============  =====================================  ==========================================
+
+The "vs base" column is the speedup over the baseline: above 1.00x the library is
+faster (more bandwidth, or less time).  The all_reduce table needs torch and
+shmem-torch; without them it is skipped with a note.
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import platform
+import socket
+import sys
+import time
+
+from . import __version__
+from . import _baselines
+from ._progress import Progress
+
+ALL_TESTS = ("put", "get", "put_signal", "barrier", "all_reduce")
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
+
+
+def parse_size(text):
+    t = str(text).strip().upper().replace(" ", "")
+    num = t.rstrip("KMGIB")
+    unit = t[len(num):]
+    if not num or unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 8, 4K, 64M)")
+    try:
+        value = int(num) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+    return value
+
+
+def fmt_size(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def powers_of_two(lo, hi):
+    out = []
+    s = 1
+    while s < lo:
+        s <<= 1
+    while s <= hi:
+        out.append(s)
+        s <<= 1
+    if not out:
+        out = [lo]
+    return out
+
+
+def make_plan(ns):
+    """What the PEs and the baselines measure."""
+    tests = list(ns.tests)
+    if ns.quick:
+        plan = {
+            "bw_sizes": [8, 1 << 10, 64 << 10],
+            "lat_sizes": [8, 1 << 10],
+            "ar_sizes": [4 << 10, 64 << 10],
+            "seconds_per_point": 0.004,
+            "min_ops": 2,
+            "max_ops": 20000,
+            "window": 16,
+            "pingpong_iters": 40,
+            "barrier_iters": 50,
+            "ar_min_iters": 2,
+            "ar_max_iters": 5,
+            "ar_bytes_per_point": 1 << 20,
+            "repetitions": 1,
+        }
+    else:
+        plan = {
+            "bw_sizes": powers_of_two(ns.min_size, ns.max_size),
+            "lat_sizes": [s for s in powers_of_two(ns.min_size, ns.max_latency_size)],
+            "ar_sizes": powers_of_two(max(ns.min_size, 4 << 10), ns.max_size),
+            "seconds_per_point": 0.1,
+            "min_ops": 3,
+            "max_ops": 1 << 21,
+            "window": 64,
+            "pingpong_iters": 1000,
+            "barrier_iters": 2000,
+            "ar_min_iters": 3,
+            "ar_max_iters": 50,
+            "ar_bytes_per_point": 256 << 20,
+            "repetitions": 5,
+        }
+    if ns.time_per_point is not None:
+        plan["seconds_per_point"] = ns.time_per_point
+    plan["tests"] = tests
+    plan["npes"] = ns.pes
+    plan["pin"] = not ns.no_pin
+    return plan
+
+
+def _free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _count_pe_steps(plan):
+    tests = set(plan["tests"])
+    p2p = len(set(plan["bw_sizes"]) | set(plan["lat_sizes"]))
+    n = 0
+    for op in ("put", "get"):
+        if op in tests:
+            n += p2p + len(plan["bw_sizes"])
+    if "put_signal" in tests:
+        n += len(plan["lat_sizes"])
+    if "barrier" in tests:
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+class Results:
+    def __init__(self):
+        self.library = []     # records of PE 0: test, variant, size, seconds[, baseline_seconds]
+        self.memcpy = {}      # size -> seconds per copy
+        self.pingpong = {}    # size -> seconds per round trip
+        self.flag_barrier = None
+        self.notes = []
+        self.meta = {}
+        self.errors = []
+
+
+def run_baselines(plan, res, progress):
+    tests = set(plan["tests"])
+    if tests & {"put", "get"}:
+        res.memcpy = _baselines.memcpy_bandwidth(
+            sorted(set(plan["bw_sizes"]) | set(plan["lat_sizes"])), plan,
+            lambda what, size: progress.advance(f"baseline {what} {fmt_size(size)}"), plan["pin"])
+    if tests & {"put", "get", "put_signal"}:
+        res.pingpong = _baselines.pingpong(
+            plan["lat_sizes"], plan["pingpong_iters"], plan["repetitions"],
+            lambda what, size: progress.advance(f"baseline {what} {fmt_size(size)}"), plan["pin"])
+    if "barrier" in tests:
+        res.flag_barrier = _baselines.flag_barrier(plan["npes"], plan["barrier_iters"], plan["repetitions"],
+                                                   plan["pin"])
+        progress.advance("baseline flag barrier")
+
+
+def run_pes(plan, res, progress, timeout):
+    from ._launch import run_module
+    from ._perf_pe import ENV_PLAN
+
+    def on_record(pe, r):
+        kind = r.get("kind")
+        if kind == "result":
+            res.library.append(r)
+            progress.advance(f"{r['test']} {r['variant']} {fmt_size(r['size'])}" if r["size"] else r["test"])
+        elif kind == "start":
+            res.meta["init_seconds"] = r.get("init_seconds")
+            res.meta["library"] = r.get("library")
+        elif kind == "torch":
+            if r.get("usable"):
+                progress.set_total(progress.total + len(plan["ar_sizes"]))
+            else:
+                res.notes.append(f"all_reduce skipped: {r.get('note')} "
+                                 "(install torch and shmem-torch to run it)")
+        elif kind == "error":
+            res.errors.append(f"PE {pe}: {r.get('error')}")
+
+    biggest = max(plan["bw_sizes"] + plan["lat_sizes"] + [plan["ar_sizes"][-1] if plan["ar_sizes"] else 0])
+    # Heap: the largest message, the signal word and the allocator's own use, plus room
+    # for symmetric tensors (all_reduce) when that test runs.
+    mem = biggest + (8 << 20)
+    if "all_reduce" in plan["tests"]:
+        mem += 4 * max(plan["ar_sizes"] + [0]) + (16 << 20)
+    plan = dict(plan, gloo_port=_free_port())
+    job = run_module(plan["npes"], "shmem_tools._perf_pe", mem_size=str(mem), timeout=timeout,
+                     env={ENV_PLAN: json.dumps(plan)}, on_record=on_record, echo=True)
+    if job.error:
+        res.errors.append(job.error)
+    elif job.status == 124:
+        res.errors.append(f"the benchmark job did not finish within {timeout:g} s and was stopped")
+    elif job.status != 0 and not res.errors:
+        res.errors.append(f"the benchmark job failed (exit status {job.status})")
+    return job
+
+
+# ---------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------
+
+
+class Table:
+    def __init__(self, name, title, baseline, columns):
+        self.name = name
+        self.title = title
+        self.baseline = baseline
+        self.columns = columns  # header texts
+        self.rows = []          # lists of cell texts
+        self.records = []       # dicts for CSV / JSON
+
+    def add(self, cells, **record):
+        self.rows.append(cells)
+        self.records.append(record)
+
+    def render(self):
+        widths = [max(len(c), *(len(r[i]) for r in self.rows)) if self.rows else len(c)
+                  for i, c in enumerate(self.columns)]
+        out = [f"# {self.title}", f"# baseline: {self.baseline}"]
+        out.append("  ".join(c.rjust(w) for c, w in zip(self.columns, widths)))
+        out.append("  ".join("-" * w for w in widths))
+        for r in self.rows:
+            out.append("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        return "\n".join(out)
+
+
+def _ratio(x):
+    return f"{x:.2f}x" if x is not None else "-"
+
+
+def _us(seconds):
+    return f"{seconds * 1e6:.2f}" if seconds is not None else "-"
+
+
+def _mbs(size, seconds):
+    return size / seconds / 1e6 if seconds else None
+
+
+def _speedup_time(lib, base):
+    return base / lib if lib and base else None
+
+
+def _speedup_bw(lib, base):
+    return lib / base if lib and base else None
+
+
+def build_tables(plan, res):
+    by = {}
+    for r in res.library:
+        by[(r["test"], r["variant"], r["size"])] = r
+    tables = []
+    n = plan["npes"]
+
+    for op in ("put", "get"):
+        if op not in plan["tests"]:
+            continue
+        t = Table(f"{op}_latency", f"{op} latency: blocking aclshmem_{op}mem, PE 0 -> PE 1 (us per call)",
+                  "shared-memory flag ping-pong between two processes, one way (round trip / 2)",
+                  ["size", f"{op} us", "base us", "vs base"])
+        for size in plan["lat_sizes"]:
+            r = by.get((op, "blocking", size))
+            lib = r["seconds"] if r else None
+            rtt = res.pingpong.get(size)
+            base = rtt / 2 if rtt else None
+            sp = _speedup_time(lib, base)
+            t.add([fmt_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size, variant="blocking",
+                  library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None, ratio=sp, unit="us")
+        tables.append(t)
+
+    for op in ("put", "get"):
+        if op not in plan["tests"]:
+            continue
+        t = Table(f"{op}_bandwidth", f"{op} bandwidth: aclshmem_{op}mem and aclshmem_{op}mem_nbi + quiet, "
+                                     "PE 0 -> PE 1 (MB/s, 1 MB = 10^6 bytes)",
+                  "single-thread memcpy (ctypes.memmove) into shared memory",
+                  ["size", "blocking MB/s", "nbi MB/s", "memcpy MB/s", "blocking vs base", "nbi vs base"])
+        for size in plan["bw_sizes"]:
+            rb = by.get((op, "blocking", size))
+            rn = by.get((op, "nbi", size))
+            b = _mbs(size, rb["seconds"]) if rb else None
+            nb = _mbs(size, rn["seconds"]) if rn else None
+            base = _mbs(size, res.memcpy.get(size))
+            sb, sn = _speedup_bw(b, base), _speedup_bw(nb, base)
+            fmt = (lambda v: f"{v:.1f}" if v is not None else "-")
+            t.add([fmt_size(size), fmt(b), fmt(nb), fmt(base), _ratio(sb), _ratio(sn)],
+                  table=t.name, size=size, variant="blocking", library=b, baseline=base, ratio=sb, unit="MB/s")
+            t.records.append(dict(table=t.name, size=size, variant="nbi", library=nb, baseline=base, ratio=sn,
+                                  unit="MB/s"))
+        tables.append(t)
+
+    if "put_signal" in plan["tests"]:
+        t = Table("put_signal_round_trip",
+                  "put_signal round trip: aclshmemx_putmem_signal + aclshmem_signal_wait_until, PE 0 <-> PE 1 (us)",
+                  "shared-memory flag ping-pong between two processes, round trip",
+                  ["size", "round trip us", "base us", "vs base"])
+        for size in plan["lat_sizes"]:
+            r = by.get(("put_signal", "round trip", size))
+            lib = r["seconds"] if r else None
+            base = res.pingpong.get(size)
+            sp = _speedup_time(lib, base)
+            t.add([fmt_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size,
+                  variant="round trip", library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None,
+                  ratio=sp, unit="us")
+        tables.append(t)
+
+    if "barrier" in plan["tests"]:
+        t = Table("barrier", f"barrier latency: aclshmem_barrier_all on {n} PEs (us)",
+                  f"{n} processes, each raising its own shared-memory flag and waiting for all",
+                  ["operation", "PEs", "us", "base us", "vs base"])
+        r = by.get(("barrier", "barrier_all", 0))
+        lib = r["seconds"] if r else None
+        base = res.flag_barrier
+        sp = _speedup_time(lib, base)
+        t.add(["barrier_all", str(n), _us(lib), _us(base), _ratio(sp)], table=t.name, size=0,
+              variant="barrier_all", library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None,
+              ratio=sp, unit="us")
+        tables.append(t)
+
+    ar = [r for r in res.library if r["test"] == "all_reduce"]
+    if ar:
+        t = Table("all_reduce", f"all_reduce: shmem_torch.all_reduce, float32 sum, {n} PEs (us)",
+                  "torch.distributed.all_reduce with the gloo backend, same processes",
+                  ["size", "shmem_torch us", "gloo us", "vs base"])
+        for r in sorted(ar, key=lambda r: r["size"]):
+            lib, base = r["seconds"], r.get("baseline_seconds")
+            sp = _speedup_time(lib, base)
+            t.add([fmt_size(r["size"]), _us(lib), _us(base), _ratio(sp)], table=t.name, size=r["size"],
+                  variant="float32 sum", library=lib * 1e6, baseline=base * 1e6 if base else None, ratio=sp,
+                  unit="us")
+        tables.append(t)
+    return tables
+
+
+def to_csv(tables):
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["table", "size_bytes", "variant", "library", "baseline", "ratio", "unit"])
+    for t in tables:
+        for r in t.records:
+            w.writerow([r["table"], r["size"], r["variant"],
+                        "" if r["library"] is None else f"{r['library']:.6g}",
+                        "" if r["baseline"] is None else f"{r['baseline']:.6g}",
+                        "" if r["ratio"] is None else f"{r['ratio']:.4g}", r["unit"]])
+    return buf.getvalue()
+
+
+def to_json(plan, res, tables):
+    return {
+        "meta": dict(res.meta, pes=plan["npes"], quick=plan.get("quick", False), tools_version=__version__,
+                     python=platform.python_version(), machine=platform.machine(), cpus=os.cpu_count(),
+                     date=time.strftime("%Y-%m-%dT%H:%M:%S%z")),
+        "ratio": "speedup over the baseline: above 1 the library is faster",
+        "tables": [{"name": t.name, "title": t.title, "baseline": t.baseline, "rows": t.records} for t in tables],
+        "notes": res.notes,
+        "errors": res.errors,
+    }
+
+
+def _write(path, text):
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+
+def _tests(text):
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in names if t not in ALL_TESTS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown test(s) {bad}; choose from {', '.join(ALL_TESTS)}")
+    return names
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="shmem-perf",
+        description="OSU-style SHMEM benchmarks on N PEs, each table against a baseline measured in the same "
+                    "run. 'vs base' is the speedup over the baseline (above 1.00x the library is faster).",
+    )
+    p.add_argument("--pes", "-n", type=int, default=2, help="number of PEs to start (default 2)")
+    p.add_argument("--tests", type=_tests, default=list(ALL_TESTS),
+                   help=f"comma-separated tests (default: all): {','.join(ALL_TESTS)}")
+    p.add_argument("--quick", action="store_true", help="tiny sizes and few iterations (a smoke run)")
+    p.add_argument("--min-size", type=parse_size, default=8, help="smallest message (default 8)")
+    p.add_argument("--max-size", type=parse_size, default=64 << 20, help="largest message (default 64M)")
+    p.add_argument("--max-latency-size", type=parse_size, default=64 << 10,
+                   help="largest message of the latency tables (default 64K)")
+    p.add_argument("--time-per-point", type=float, default=None,
+                   help="seconds spent on each size (default 0.1; 0.004 with --quick)")
+    p.add_argument("--csv", nargs="?", const="-", metavar="FILE",
+                   help="write the results as CSV to FILE (or stdout instead of the tables)")
+    p.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                   help="write the results as JSON to FILE (or stdout instead of the tables)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw bandwidth and latency against size (needs matplotlib)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--no-pin", action="store_true",
+                   help="do not bind PE i (and baseline process i) to CPU i modulo the CPU count")
+    p.add_argument("--timeout", type=float, default=600.0, help="stop the PEs after this many seconds (default 600)")
+    p.add_argument("--version", action="version", version=f"shmem-perf (shmem-tools {__version__})")
+    return p
+
+
+def main(argv=None):
+    parser = _parser()
+    ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if ns.pes < 1:
+        parser.error("--pes must be at least 1")
+    if ns.min_size > ns.max_size:
+        parser.error("--min-size is larger than --max-size")
+    if ns.csv == "-" and ns.json == "-":
+        parser.error("--csv and --json cannot both go to stdout")
+    if ns.pes < 2:
+        dropped = [t for t in ns.tests if t in ("put", "get", "put_signal")]
+        ns.tests = [t for t in ns.tests if t not in dropped]
+        if not ns.tests:
+            parser.error("the point-to-point tests need --pes 2 or more")
+    if ns.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install 'shmem-tools[plot]' (or pip install matplotlib)")
+
+    plan = make_plan(ns)
+    plan["quick"] = ns.quick
+    res = Results()
+    if ns.pes < 2:
+        res.notes.append("point-to-point tests skipped: they need --pes 2 or more")
+    base_steps = 0
+    if set(plan["tests"]) & {"put", "get"}:
+        base_steps += len(set(plan["bw_sizes"]) | set(plan["lat_sizes"]))
+    if set(plan["tests"]) & {"put", "get", "put_signal"}:
+        base_steps += len(plan["lat_sizes"])
+    if "barrier" in plan["tests"]:
+        base_steps += 1
+    progress = Progress(base_steps + _count_pe_steps(plan), enabled=not ns.no_progress)
+    started = time.monotonic()
+    try:
+        run_baselines(plan, res, progress)
+    except _baselines.BaselineError as exc:
+        res.errors.append(str(exc))
+    run_pes(plan, res, progress, ns.timeout)
+    progress.close()
+    res.meta["seconds"] = round(time.monotonic() - started, 2)
+
+    tables = build_tables(plan, res)
+    if ns.csv:
+        _write(ns.csv, to_csv(tables))
+    if ns.json:
+        _write(ns.json, json.dumps(to_json(plan, res, tables), indent=2) + "\n")
+    if "-" not in (ns.csv, ns.json):
+        out = sys.stdout
+        lib = res.meta.get("library", "libaclshmem")
+        out.write(f"shmem-perf: {lib}, {plan['npes']} PEs, {os.cpu_count()} CPUs"
+                  f"{', quick run' if ns.quick else ''}; 'vs base' = speedup over the baseline "
+                  "(above 1.00x the library is faster)\n\n")
+        for t in tables:
+            out.write(t.render() + "\n\n")
+        for note in res.notes:
+            out.write(f"note: {note}\n")
+        out.write(f"total time {res.meta['seconds']:.1f} s\n")
+        out.flush()
+    else:
+        for note in res.notes:
+            sys.stderr.write(f"shmem-perf: note: {note}\n")
+    status = 0
+    if ns.plot:
+        from ._plot import plot_perf
+
+        try:
+            plot_perf(tables, ns.plot, plan, res)
+            sys.stderr.write(f"shmem-perf: plot written to {ns.plot}\n")
+        except Exception as exc:
+            sys.stderr.write(f"shmem-perf: cannot draw the plot: {exc}\n")
+            status = 1
+    for e in res.errors:
+        sys.stderr.write(f"shmem-perf: error: {e}\n")
+    if res.errors:
+        status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

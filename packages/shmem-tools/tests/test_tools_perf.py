@@ -1,0 +1,103 @@
+"""shmem-perf --quick: a smoke run (tiny sizes, few iterations); nothing here is timed."""
+
+import csv
+import json
+import os
+
+from toolrun import have_matplotlib, is_png, needs_matplotlib, run_tool
+
+TITLES = ("put latency", "get latency", "put bandwidth", "get bandwidth", "put_signal round trip",
+          "barrier latency")
+
+
+def torch_ready():
+    try:
+        import shmem_torch
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return callable(getattr(shmem_torch, "all_reduce", None))
+
+
+def test_quick_run_prints_tables_with_ratios_and_writes_files(tmp_path):
+    png, csv_path, json_path = tmp_path / "perf.png", tmp_path / "perf.csv", tmp_path / "perf.json"
+    plot = ["--plot", str(png)] if have_matplotlib() else []
+    r = run_tool("shmem-perf", "--pes", "2", "--quick", *plot, "--csv", str(csv_path),
+                 "--json", str(json_path), timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    for title in TITLES:
+        assert f"# {title}" in out, title
+    assert out.count("# baseline: ") >= len(TITLES)
+    assert "vs base" in out
+    # Every data row ends with a ratio such as 0.87x.
+    rows = [line for line in out.splitlines() if line.strip().endswith("x") and line[:1] != "#"]
+    assert len(rows) >= 3 + 3 + 2 + 2 + 2 + 1
+    # The progress bar went to stderr.
+    assert "shmem-perf [" in r.stderr and "100.0%" in r.stderr
+    if torch_ready():
+        assert "# all_reduce" in out
+    else:
+        assert "note: all_reduce skipped:" in out
+
+    if plot:
+        assert is_png(png) and os.path.getsize(png) > 10_000
+        assert f"plot written to {png}" in r.stderr
+
+    with open(csv_path, newline="") as f:
+        records = list(csv.DictReader(f))
+    tables = {rec["table"] for rec in records}
+    assert {"put_latency", "get_latency", "put_bandwidth", "get_bandwidth", "put_signal_round_trip",
+            "barrier"} <= tables
+    assert all(rec["ratio"] and float(rec["ratio"]) > 0 for rec in records)
+    assert {rec["variant"] for rec in records if rec["table"] == "put_bandwidth"} == {"blocking", "nbi"}
+
+    d = json.loads(json_path.read_text())
+    assert d["meta"]["pes"] == 2 and d["errors"] == []
+    assert {t["name"] for t in d["tables"]} == tables
+    for t in d["tables"]:
+        assert t["baseline"] and t["rows"]
+
+
+def test_quick_json_to_stdout_for_one_test():
+    r = run_tool("shmem-perf", "--quick", "--pes", "2", "--tests", "barrier", "--json", "--no-progress",
+                 timeout=120)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    [table] = d["tables"]
+    assert table["name"] == "barrier"
+    [row] = table["rows"]
+    assert row["library"] > 0 and row["baseline"] > 0 and row["ratio"] > 0
+    assert r.stderr.strip() == "" or "shmem-perf" in r.stderr
+
+
+def test_bad_arguments_are_usage_errors():
+    assert run_tool("shmem-perf", "--tests", "nope").returncode == 2
+    assert run_tool("shmem-perf", "--min-size", "1M", "--max-size", "1K").returncode == 2
+    assert run_tool("shmem-perf", "--max-size", "lots").returncode == 2
+
+
+@needs_matplotlib
+def test_plot_has_labelled_log_axes(tmp_path):
+    """The picture a person reads: bandwidth and latency panels, sizes on a log2 axis."""
+    from shmem_tools import _plot, perf
+
+    plan = {"tests": list(perf.ALL_TESTS), "npes": 2, "bw_sizes": [8, 1024], "lat_sizes": [8, 1024]}
+    res = perf.Results()
+    res.memcpy = {8: 1e-6, 1024: 2e-6}
+    res.pingpong = {8: 2e-6, 1024: 3e-6}
+    res.flag_barrier = 1e-6
+    for op in ("put", "get"):
+        for variant in ("blocking", "nbi"):
+            for size in (8, 1024):
+                res.library.append({"test": op, "variant": variant, "size": size, "seconds": 1.5e-6})
+    for size in (8, 1024):
+        res.library.append({"test": "put_signal", "variant": "round trip", "size": size, "seconds": 4e-6})
+    res.library.append({"test": "barrier", "variant": "barrier_all", "size": 0, "seconds": 2e-6})
+    panels = _plot.plot_perf(perf.build_tables(plan, res), str(tmp_path / "p.png"), plan, res)
+    assert len(panels) == 2
+    for p in panels:
+        assert "message size" in p["xlabel"] and p["xscale"] == "log" and p["yscale"] == "log"
+    assert "MB/s" in panels[0]["ylabel"] and "latency" in panels[1]["ylabel"]
+    assert "barrier_all" in panels[1]["title"]
+    assert is_png(tmp_path / "p.png")
