@@ -7,9 +7,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SPIN_ROUNDS 64    /* cheap checks before giving up the CPU */
-#define YIELD_ROUNDS 16   /* sched_yield()s before sleeping */
-#define SLEEP_MS 5        /* upper bound on one sleep; liveness is checked between them */
+/* Phases of a wait, by elapsed time.  Busy-polling answers fastest when the partner runs on
+ * another core; yielding hands the CPU to a PE that needs it when PEs outnumber cores (a
+ * yield returns at once when nobody else is runnable, so an idle machine still polls);
+ * after that the waiter sleeps on its doorbell, which every remote write rings. */
+#define SPIN_NS 5000L      /* busy-poll for 5 us */
+#define YIELD_NS 100000L   /* then yield until 100 us */
+#define SLEEP_MS 1         /* then sleep; a wake-up missed by a plain store costs at most this */
 
 static inline void cpu_relax(void)
 {
@@ -33,17 +37,28 @@ static void sleep_on(shmemi_ctrl_t *ctrl, uint32_t seen)
     syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAIT, seen, &timeout, NULL, 0);
 }
 
+static long elapsed_ns(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
+}
+
 int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
 {
-    for (int i = 0; i < SPIN_ROUNDS; i++) {
-        if (ready(ctx))
-            return ACLSHMEM_SUCCESS;
-        cpu_relax();
-    }
-    for (int i = 0; i < YIELD_ROUNDS; i++) {
-        if (ready(ctx))
-            return ACLSHMEM_SUCCESS;
-        sched_yield();
+    if (ready(ctx))
+        return ACLSHMEM_SUCCESS;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (long waited = 0; waited < YIELD_NS; waited = elapsed_ns(&start)) {
+        for (int i = 0; i < 16; i++) {
+            if (ready(ctx))
+                return ACLSHMEM_SUCCESS;
+            if (waited < SPIN_NS)
+                cpu_relax();
+            else
+                sched_yield();
+        }
     }
     /* Register as a sleeper before reading the doorbell and re-checking, so a writer either
      * sees us registered (and wakes us) or wrote before our check (and we see its data). */
