@@ -22,7 +22,8 @@ int shmemi_store_server_start(int listen_fd, const uint8_t secret[SHMEMI_SECRET_
 /* Waits (up to timeout_ms) for every PE to leave, then stops. */
 void shmemi_store_server_stop(shmemi_store_server_t *server, int64_t timeout_ms);
 
-/* Called (from the bootstrap's own thread) when the job fails, to wake local waiters. */
+/* Called (from the bootstrap's own thread, under its lock: it must not call back into the
+ * bootstrap) when the job fails, to wake local waiters. */
 typedef void (*shmemi_failure_hook)(void *ctx);
 
 /* Connects PE my_pe to the server named by inner, retrying until timeout_ms. */

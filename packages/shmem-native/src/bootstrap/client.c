@@ -55,15 +55,13 @@ static void record_failure(shmemi_bootstrap_t *b, int code, const char *fmt, ...
         va_end(ap);
         b->failure_code = code;
     }
-    shmemi_failure_hook hook = b->hook;
-    void *ctx = b->hook_ctx;
+    /* Under the lock, so that once a hook is removed it is never running. */
+    if (first && b->hook)
+        b->hook(b->hook_ctx);
     pthread_cond_broadcast(&b->changed);
     pthread_mutex_unlock(&b->lock);
-    if (first) {
+    if (first)
         SHMEMI_WARN("%s", b->failure);
-        if (hook)
-            hook(ctx);
-    }
 }
 
 static void *agent_loop(void *p)

@@ -244,7 +244,7 @@ static void on_collective(shmemi_store_server_t *s, int pe, const shmemi_msg_t *
         return;
     if (p->n != m->n || p->len != m->len || p->member_pe[m->idx] != -1)
         p->failed = 1;
-    else
+    else if (m->len)
         memcpy(p->data + (size_t)m->idx * p->len, payload, m->len);
     if (p->member_pe[m->idx] == -1) {
         p->member_pe[m->idx] = pe;

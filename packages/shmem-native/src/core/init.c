@@ -115,9 +115,8 @@ static int start_server(shmemi_instance_t *inst, const shmemi_uid_inner_t *inner
 static void wake_local_waiters(void *ctx)
 {
     shmemi_instance_t *inst = ctx;
-    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
-    if (ctrl)
-        shmemi_doorbell_ring(ctrl);
+    if (inst->heaps.seg[SHMEMI_SEG_CTRL].peer_base)
+        shmemi_doorbell_ring(shmemi_ctrl_of(inst, inst->my_pe));
 }
 
 static void teardown(shmemi_instance_t *inst, int clean)

@@ -136,6 +136,7 @@ static void read_node_info(node_info_t *info)
 /* Serving side: hand our memfds to each same-node peer that proves it is in the job. */
 typedef struct {
     shmemi_heap_set_t *h;
+    shmemi_bootstrap_t *boot;
     const uint8_t *secret;
     int expected;
     int64_t deadline;
@@ -176,7 +177,8 @@ static int serve_one(serve_arg_t *a, int fd)
 static void *serve_fds(void *p)
 {
     serve_arg_t *a = p;
-    while (a->served < a->expected && shmemi_now_ms() < a->deadline) {
+    while (a->served < a->expected && shmemi_now_ms() < a->deadline &&
+           !shmemi_bootstrap_failure(a->boot, NULL, 0)) {
         struct pollfd pfd = {.fd = a->h->listen_fd, .events = POLLIN};
         if (poll(&pfd, 1, 100) <= 0)
             continue;
@@ -191,7 +193,19 @@ static void *serve_fds(void *p)
 }
 
 /* Fetching side: connect to pe's socket, prove membership, receive and map its memfds. */
-static int fetch_from(shmemi_heap_set_t *h, int pe, const uint8_t secret[32], int64_t deadline)
+/* Waits for fd to become readable until deadline, giving up early if a PE of the job died. */
+static int wait_readable(int fd, shmemi_bootstrap_t *boot, int64_t deadline)
+{
+    while (shmemi_now_ms() < deadline && !shmemi_bootstrap_failure(boot, NULL, 0)) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, 100) == 1)
+            return 0;
+    }
+    return -1;
+}
+
+static int fetch_from(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
+                      int64_t deadline)
 {
     char name[64];
     socket_name(name, sizeof(name), secret, pe);
@@ -217,11 +231,14 @@ static int fetch_from(shmemi_heap_set_t *h, int pe, const uint8_t secret[32], in
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
                          .msg_controllen = sizeof(control)};
     int rc = shmemi_send_all(fd, &request, sizeof(request), deadline);
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
     ssize_t got = -1;
-    if (rc == 0 && poll(&pfd, 1, (int)(deadline - shmemi_now_ms())) == 1)
+    if (rc == 0 && wait_readable(fd, boot, deadline) == 0)
         got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
     close(fd);
+    char failure[256];
+    int code = shmemi_bootstrap_failure(boot, failure, sizeof(failure));
+    if (got != (ssize_t)sizeof(offer) && code)
+        return shmemi_fail(code, "%s", failure);
     struct cmsghdr *cm = got == (ssize_t)sizeof(offer) ? CMSG_FIRSTHDR(&msg) : NULL;
     if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)) || offer.pe != pe)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d did not receive PE %d's heaps", h->my_pe, pe);
@@ -258,7 +275,7 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     if (rc != ACLSHMEM_SUCCESS)
         return rc;
 
-    serve_arg_t serve = {.h = h, .secret = secret, .expected = peers,
+    serve_arg_t serve = {.h = h, .boot = boot, .secret = secret, .expected = peers,
                          .deadline = shmemi_now_ms() + timeout_ms};
     pthread_t server;
     if (pthread_create(&server, NULL, serve_fds, &serve) != 0)
@@ -266,9 +283,13 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     for (int i = 1; rc == ACLSHMEM_SUCCESS && i < h->n_pes; i++) {
         int pe = (h->my_pe + i) % h->n_pes; /* staggered, so PEs do not all queue on one */
         if (h->same_node[pe])
-            rc = fetch_from(h, pe, secret, serve.deadline);
+            rc = fetch_from(h, boot, pe, secret, serve.deadline);
     }
     pthread_join(server, NULL);
+    char failure[256];
+    int code = shmemi_bootstrap_failure(boot, failure, sizeof(failure));
+    if (rc == ACLSHMEM_SUCCESS && code)
+        rc = shmemi_fail(code, "%s", failure);
     if (rc == ACLSHMEM_SUCCESS && serve.served < peers)
         rc = shmemi_fail(ACLSHMEM_TIMEOUT_ERROR, "PE %d handed its heaps to %d of %d same-node PEs",
                          h->my_pe, serve.served, peers);
