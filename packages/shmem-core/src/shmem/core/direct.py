@@ -1,0 +1,41 @@
+"""PE identity and status: my_pe, n_pes, team_my_pe, team_n_pes, init_status."""
+
+from .. import _pyshmem
+from .._pyshmem import CmpOp, InitStatus, SignalOp
+from .utils import AclshmemInvalid
+
+ComparisonType = CmpOp
+
+__all__ = ["my_pe", "n_pes", "team_my_pe", "team_n_pes", "init_status", "InitStatus", "SignalOp",
+           "ComparisonType"]
+
+
+def _team(team):
+    if isinstance(team, bool) or not isinstance(team, int):
+        raise AclshmemInvalid(f"team must be a non-bool integer team ID, not {type(team).__name__}")
+    return team
+
+
+def my_pe():
+    """This PE's number in the world team."""
+    return _pyshmem.my_pe()
+
+
+def n_pes():
+    """The number of PEs in the world team."""
+    return _pyshmem.pe_count()
+
+
+def team_my_pe(team):
+    """This PE's number in ``team``; -1 if the team is invalid."""
+    return _pyshmem.team_my_pe(_team(team))
+
+
+def team_n_pes(team):
+    """The number of PEs in ``team``; -1 if the team is invalid."""
+    return _pyshmem.team_n_pes(_team(team))
+
+
+def init_status():
+    """The InitStatus of the active instance."""
+    return _pyshmem.aclshmemx_init_status()

@@ -1,0 +1,100 @@
+"""Stream-ordered RMA and signals: put, get, put_signal, signal_op, signal_wait, quiet."""
+
+from .. import _pyshmem
+from .._pyshmem import CmpOp, SignalOp
+from .utils import (
+    INT32_MAX,
+    INT32_MIN,
+    AclshmemInvalid,
+    call_void,
+    check_buffer,
+    check_enum,
+    check_int,
+    check_pe,
+    check_stream,
+)
+
+ComparisonType = CmpOp
+
+__all__ = ["put", "get", "put_signal", "signal_op", "signal_wait", "quiet", "SignalOp", "ComparisonType"]
+
+
+def _check_lengths(dst, src):
+    if dst.length < src.length:
+        raise AclshmemInvalid(f"dst is {dst.length} bytes, shorter than src ({src.length} bytes)")
+
+
+def _check_signal(signal_var, name="signal_var"):
+    check_buffer(signal_var, name)
+    if signal_var.length < 4:
+        raise AclshmemInvalid(f"{name} must be at least 4 bytes (a 32-bit signal word), not {signal_var.length}")
+    if signal_var.addr % 4:
+        raise AclshmemInvalid(f"{name} must be 4-byte aligned (address {signal_var.addr:#x})")
+    return signal_var
+
+
+def _check_signal_value(value, name="signal_val"):
+    return check_int(value, name, INT32_MIN, INT32_MAX)
+
+
+def put(dst, src, remote_pe, stream=None):
+    """Enqueues a copy of ``src`` (local) to symmetric ``dst`` on ``remote_pe``, ordered on
+    ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done."""
+    check_buffer(dst, "dst")
+    check_buffer(src, "src")
+    _check_lengths(dst, src)
+    pe = check_pe(remote_pe)
+    s = check_stream(stream, allow_none=True)
+    call_void("put", _pyshmem.aclshmemx_putmem_on_stream, dst.addr, src.addr, src.length, pe, s)
+
+
+def get(dst, src, remote_pe, stream=None):
+    """Enqueues a copy of symmetric ``src`` on ``remote_pe`` to local ``dst``, ordered on
+    ``stream`` (0 or None: the default stream)."""
+    check_buffer(dst, "dst")
+    check_buffer(src, "src")
+    _check_lengths(dst, src)
+    pe = check_pe(remote_pe)
+    s = check_stream(stream, allow_none=True)
+    call_void("get", _pyshmem.aclshmemx_getmem_on_stream, dst.addr, src.addr, src.length, pe, s)
+
+
+def put_signal(dst, src, signal_var, signal_val, signal_operation, remote_pe, stream=None):
+    """Copies ``src`` to ``dst`` on ``remote_pe``, then updates the 32-bit signal word
+    ``signal_var`` there; complete when it returns.  ``stream`` is ignored."""
+    check_buffer(dst, "dst")
+    check_buffer(src, "src")
+    _check_lengths(dst, src)
+    _check_signal(signal_var)
+    value = _check_signal_value(signal_val)
+    op = check_enum(signal_operation, SignalOp, "signal_operation")
+    pe = check_pe(remote_pe)
+    call_void("put_signal", _pyshmem.aclshmemx_putmem_signal, dst.addr, src.addr, src.length,
+              signal_var.addr, value, int(op), pe)
+
+
+def signal_op(signal_var, signal_val, signal_operation, remote_pe, stream=None):
+    """Enqueues an update (SIGNAL_SET / SIGNAL_ADD) of the signal word on ``remote_pe`` on
+    ``stream`` (required; 0 is the default stream)."""
+    _check_signal(signal_var)
+    value = _check_signal_value(signal_val)
+    op = check_enum(signal_operation, SignalOp, "signal_operation")
+    pe = check_pe(remote_pe)
+    s = check_stream(stream)
+    call_void("signal_op", _pyshmem.aclshmemx_signal_op_on_stream, signal_var.addr, value, int(op), pe, s)
+
+
+def signal_wait(signal_var, signal_val, signal_operation, stream):
+    """Enqueues a wait until ``signal_var cmp signal_val`` holds (a local signal word) on
+    ``stream``; once the stream is synchronised the condition holds."""
+    _check_signal(signal_var)
+    value = _check_signal_value(signal_val)
+    cmp = check_enum(signal_operation, CmpOp, "signal_operation")
+    s = check_stream(stream)
+    call_void("signal_wait", _pyshmem.aclshmemx_signal_wait_until_on_stream, signal_var.addr, int(cmp), value, s)
+
+
+def quiet(stream):
+    """Enqueues a completion point for earlier operations on ``stream``."""
+    s = check_stream(stream)
+    call_void("quiet", _pyshmem.aclshmemx_quiet_on_stream, s)

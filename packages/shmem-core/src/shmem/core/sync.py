@@ -1,0 +1,54 @@
+"""Barriers and handles: barrier, barrier_all, sync, sync_all, the on-stream barriers,
+handle_wait."""
+
+from .. import _pyshmem
+from .._pyshmem import ACLSHMEM_MAX_TEAMS, ACLSHMEM_TEAM_INVALID, ACLSHMEM_TEAM_WORLD, Handle
+from .utils import AclshmemInvalid, call_void, check_stream, check_team
+
+__all__ = ["barrier", "barrier_all", "sync", "sync_all", "barrier_on_stream", "barrier_all_on_stream",
+           "handle_wait", "Handle", "ACLSHMEM_TEAM_WORLD", "ACLSHMEM_TEAM_INVALID", "ACLSHMEM_MAX_TEAMS"]
+
+
+def barrier(team):
+    """Collective: blocks until every PE of ``team`` (a live team ID) arrives."""
+    t = check_team(team)
+    call_void("barrier", _pyshmem.aclshmem_barrier, t)
+
+
+def barrier_all():
+    """Collective: blocks until every PE arrives."""
+    call_void("barrier_all", _pyshmem.aclshmem_barrier_all)
+
+
+def sync(team):
+    """Collective: synchronises ``team`` and makes earlier host stores visible."""
+    t = check_team(team)
+    call_void("sync", _pyshmem.aclshmem_sync, t)
+
+
+def sync_all():
+    """Collective: synchronises every PE and makes earlier host stores visible."""
+    call_void("sync_all", _pyshmem.aclshmem_sync_all)
+
+
+def barrier_on_stream(team, stream):
+    """Enqueues a barrier of ``team`` on ``stream`` (0: the default stream)."""
+    t = check_team(team)
+    s = check_stream(stream)
+    call_void("barrier_on_stream", _pyshmem.aclshmemx_barrier_on_stream, t, s)
+
+
+def barrier_all_on_stream(stream):
+    """Enqueues a world barrier on ``stream`` (0: the default stream)."""
+    s = check_stream(stream)
+    call_void("barrier_all_on_stream", _pyshmem.aclshmemx_barrier_all_on_stream, s)
+
+
+def handle_wait(handle, stream):
+    """Enqueues a completion wait and rendezvous of the handle's team on ``stream``; every
+    member of that team must call it, in the same order."""
+    if not isinstance(handle, Handle):
+        raise AclshmemInvalid(f"handle must be a Handle, not {type(handle).__name__}")
+    check_team(handle.team_id, "handle.team_id")
+    s = check_stream(stream)
+    call_void("handle_wait", _pyshmem.aclshmemx_handle_wait, handle, s)

@@ -1,0 +1,211 @@
+"""The launcher (python -m shmem.run), torchrun-style initialisation and global_exit."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import shmem
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+PKG_ROOT = os.path.dirname(os.path.dirname(shmem.__file__))
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    for var in ("SHMEM_RUN_UID", "SHMEM_RUN_PE", "SHMEM_RUN_NPES", "SHMEM_RUN_MEM_SIZE", "RANK", "WORLD_SIZE",
+                "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(var, None)
+    env["PYTHONPATH"] = os.pathsep.join([PKG_ROOT, env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+def _script(tmp_path, name, body):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def launch(args, timeout=120, **kwargs):
+    return subprocess.run([sys.executable, "-m", "shmem.run"] + args, capture_output=True, text=True,
+                          env=_env(), timeout=timeout, **kwargs)
+
+
+def test_ring_example_runs_on_4_pes():
+    example = os.path.join(REPO, "examples", "python", "ring.py")
+    assert os.path.isfile(example), example
+    r = launch(["-n", "4", example])
+    assert r.returncode == 0, r.stdout + r.stderr
+    for pe in range(4):
+        assert f"[PE {pe}] " in r.stdout
+    assert r.stdout.count("verified") >= 4, r.stdout
+
+
+def test_output_prefix_streams_args_and_mem_size(tmp_path):
+    prog = _script(tmp_path, "prog.py", """
+        import sys
+        import shmem.core as core
+        core.init()                       # mem_size from --mem-size
+        print("out", core.my_pe(), core.n_pes(), *sys.argv[1:])
+        print("err", core.my_pe(), file=sys.stderr)
+        core.finalize()
+    """)
+    r = launch(["-n", "3", "--mem-size", "8M", prog, "a", "--b"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    for pe in range(3):
+        assert f"[PE {pe}] out {pe} 3 a --b" in r.stdout
+        assert f"[PE {pe}] err {pe}" in r.stderr
+    r = launch(["-n", "2", "--no-prefix", "--mem-size", "4194304", prog])
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.split("\n")[:2]) == ["out 0 2", "out 1 2"]
+
+
+def test_module_mode(tmp_path):
+    _script(tmp_path, "mymod.py", """
+        import shmem.core as core
+        core.init(mem_size=4 << 20)
+        print("module", core.my_pe())
+        core.finalize()
+    """)
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    r = subprocess.run([sys.executable, "-m", "shmem.run", "-n", "2", "-m", "mymod"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "[PE 0] module 0" in r.stdout and "[PE 1] module 1" in r.stdout
+
+
+def test_first_failing_status_wins_and_the_rest_are_stopped(tmp_path):
+    prog = _script(tmp_path, "fail.py", """
+        import os, sys, time
+        rank = int(os.environ["SHMEM_RUN_PE"])
+        if rank == 1:
+            sys.exit(3)
+        time.sleep(60)
+    """)
+    t0 = time.monotonic()
+    r = launch(["-n", "3", "--kill-grace", "1", prog], timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert time.monotonic() - t0 < 20
+    assert "PE 1 exited with status 3" in r.stderr
+
+
+def test_a_pe_killed_by_a_signal(tmp_path):
+    prog = _script(tmp_path, "kill.py", """
+        import os, signal, time
+        if os.environ["SHMEM_RUN_PE"] == "0":
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(60)
+    """)
+    r = launch(["-n", "2", "--kill-grace", "1", prog], timeout=60)
+    assert r.returncode == 128 + signal.SIGKILL
+
+
+def test_timeout(tmp_path):
+    prog = _script(tmp_path, "hang.py", "import time\ntime.sleep(60)\n")
+    r = launch(["-n", "2", "--timeout", "1", "--kill-grace", "1", prog], timeout=60)
+    assert r.returncode == 124 and "timeout" in r.stderr
+
+
+def test_sigint_and_sigterm_are_passed_on(tmp_path):
+    prog = _script(tmp_path, "sig.py", """
+        import os, signal, sys, time
+        def on(sig, frame):
+            print("got", signal.Signals(sig).name, flush=True)
+            sys.exit(0)
+        signal.signal(signal.SIGINT, on)
+        signal.signal(signal.SIGTERM, on)
+        print("ready", flush=True)
+        time.sleep(60)
+    """)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        p = subprocess.Popen([sys.executable, "-m", "shmem.run", "-n", "2", prog], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=_env())
+        seen = 0
+        deadline = time.monotonic() + 30
+        lines = []
+        while seen < 2 and time.monotonic() < deadline:
+            line = p.stdout.readline()
+            lines.append(line)
+            seen += "ready" in line
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        text = "".join(lines) + out
+        assert text.count(f"got {sig.name}") == 2, text + err
+        assert p.returncode == 128 + sig
+
+
+def test_bad_command_lines():
+    assert launch(["-n", "0", "x.py"]).returncode == 2
+    assert launch(["x.py"]).returncode == 2
+    assert launch(["-n", "2"]).returncode == 2
+    assert launch(["-n", "2", "--mem-size", "lots", "x.py"]).returncode == 2
+
+
+def test_global_exit_ends_every_pe(tmp_path):
+    prog = _script(tmp_path, "gexit.py", """
+        import time
+        import shmem, shmem.core as core
+        core.init(mem_size=4 << 20)
+        if core.my_pe() == 0:
+            shmem.aclshmem_global_exit(5)
+        time.sleep(30)
+        print("not reached")
+    """)
+    r = launch(["-n", "3", prog], timeout=60)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert "not reached" not in r.stdout
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_torchrun_environment(tmp_path):
+    """RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, as torchrun sets them, without torch:
+    rank 0 makes the unique ID and serves it on MASTER_PORT + 1."""
+    prog = _script(tmp_path, "tr.py", """
+        import shmem.core as core
+        for instance in range(2):   # a second init gets a fresh unique ID
+            core.init(mem_size=4 << 20)
+            src = core.buffer(8); dst = core.calloc(1, 8)
+            me, n = core.my_pe(), core.n_pes()
+            src.numpy("int64")[0] = me
+            core.barrier_all()
+            core.put(dst, src, (me + 1) % n, 0); core.synchronize(0); core.barrier_all()
+            assert dst.numpy("int64")[0] == (me - 1) % n
+            core.barrier_all()
+            core.free(dst); core.free(src)
+            core.finalize()
+        print("torchrun ok", me, n)
+    """)
+    world = 3
+    port, exchange = _free_port(), _free_port()
+    running = []
+    for rank in range(world):
+        env = _env(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), SHMEM_UID_EXCHANGE_PORT=str(exchange))
+        running.append(subprocess.Popen([sys.executable, prog], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True))
+    for rank, p in enumerate(running):
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and f"torchrun ok {rank} {world}" in out, err
+
+
+def test_init_without_any_environment_says_what_is_missing(tmp_path):
+    prog = _script(tmp_path, "noenv.py", """
+        import shmem.core as core
+        try:
+            core.init(mem_size=1 << 20)
+        except core.AclshmemInvalid as e:
+            print("invalid:", e)
+    """)
+    r = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=_env(), timeout=60)
+    assert "invalid:" in r.stdout and "shmem.run" in r.stdout and "uid" in r.stdout, r.stdout + r.stderr
