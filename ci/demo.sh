@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# ci/demo.sh - sets up what is missing, builds libaclshmem and runs a real 4-PE job:
-# the example packages/shmem-native/examples/ring.c (4 processes that join one job,
+# ci/demo.sh - sets up what is missing, builds libaclshmem and runs real 4-PE jobs:
+# the C example packages/shmem-native/examples/ring.c (4 processes that join one job,
 # put/get around a ring, store through peer pointers, do a strided put and a team
-# barrier).  Settings: see ci/lib.sh, plus DEMO_PES (default 4).
+# barrier), then the same in Python: `python -m shmem.run -n 4 examples/python/ring.py`.
+# Settings: see ci/lib.sh, plus DEMO_PES (default 4).
 set -euo pipefail
 
 # shellcheck source=ci/lib.sh
@@ -32,8 +33,14 @@ step "run: ${RING#"$REPO_ROOT"/} $PES"
 echo "Starting $PES PEs (processes) on this machine; PE 0 makes the unique ID and pipes it to the others."
 "$RING" "$PES"
 
+step "Python packages shmem-native and shmem-core (venv $CI_VENV)"
+ensure_venv
+install_packages "$REPO_ROOT/packages/shmem-native" "$REPO_ROOT/packages/shmem-core"
+
+step "run: python -m shmem.run -n $PES examples/python/ring.py"
+"$VENV_PY" -m shmem.run -n "$PES" examples/python/ring.py
+
 echo
-echo "demo: done. $PES processes joined one SHMEM job, each owning a symmetric heap in"
-echo "shared memory, and every one checked its neighbours' writes (lines above)."
-echo "The program is packages/shmem-native/examples/ring.c; the library is in"
-echo "${CI_BUILD_DIR#"$REPO_ROOT"/}/packages/shmem-native/src/."
+echo "demo: done. Twice, $PES processes joined one SHMEM job, each owning a symmetric heap"
+echo "in shared memory, and every one checked its neighbours' writes (lines above): first"
+echo "in C (packages/shmem-native/examples/ring.c), then in Python (examples/python/ring.py)."
