@@ -47,6 +47,8 @@ def identity_and_info():
     assert P.aclshmemx_instance_ctx_set(0) == P.ACLSHMEM_SUCCESS
     assert P.aclshmemx_instance_ctx_set(9) != P.ACLSHMEM_SUCCESS  # never initialised
     assert P.aclshmemx_get_last_error()
+    P.aclshmemx_clear_last_error()
+    assert P.aclshmemx_get_last_error() == ""
     raises(ValueError, P.aclshmemx_instance_ctx_set, 255)
     raises(TypeError, P.aclshmemx_instance_ctx_set, True)
     raises(ValueError, P.aclshmemx_finalize, -1)

@@ -359,6 +359,7 @@ int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tl
 aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void);
 int aclshmemx_instance_ctx_set(uint64_t instance_id);
 const char *aclshmemx_get_last_error(void);
+void aclshmemx_clear_last_error(void);
 
 /* mem.h */
 void *aclshmem_malloc(size_t size);

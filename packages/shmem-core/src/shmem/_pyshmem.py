@@ -261,6 +261,11 @@ def aclshmemx_get_last_error():
     return ffi.string(p).decode("utf-8", "replace")
 
 
+def aclshmemx_clear_last_error():
+    """Forgets this thread's last error, so a later message belongs to a later call."""
+    _native.load()[1].aclshmemx_clear_last_error()
+
+
 def _error_text(rc=None):
     msg = aclshmemx_get_last_error()
     if rc is not None:

@@ -53,8 +53,10 @@ ACLSHMEM_HOST_API int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk,
 ACLSHMEM_HOST_API aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void);
 ACLSHMEM_HOST_API int aclshmemx_instance_ctx_set(uint64_t instance_id);
 
-/** The message of the last failing call in this thread ("" if none). */
+/** The message of the last failing call in this thread ("" if none).  A successful call
+ *  leaves it alone, so clear it first to learn whether one void call failed. */
 ACLSHMEM_HOST_API const char *aclshmemx_get_last_error(void);
+ACLSHMEM_HOST_API void aclshmemx_clear_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -133,14 +133,14 @@ def native_error(api, rc=None):
 
 
 def call_void(api, func, *args):
-    """Calls a void binding and raises AclshmemError when it set a new last error.
+    """Calls a void binding and raises AclshmemError when it set a last error.
 
     libaclshmem keeps the message of the last *failing* call (a success leaves it alone),
-    so a failure shows as a change of the message."""
-    before = _pyshmem.aclshmemx_get_last_error()
+    so it is cleared first: any message afterwards is this call's."""
+    _pyshmem.aclshmemx_clear_last_error()
     func(*args)
     after = _pyshmem.aclshmemx_get_last_error()
-    if after and after != before:
+    if after:
         raise AclshmemError(f"{api} failed: {after}")
 
 
