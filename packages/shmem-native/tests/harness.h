@@ -149,4 +149,13 @@ _Noreturn void harness_abort(void);
     HARNESS_CHECK_(harness_contains(aclshmemx_get_last_error(), (s)), 0,                      \
                    "last error should contain \"%s\"", (s))
 
+/* call must fail now, with a last error that mentions text. */
+#define EXPECT_REJECTED(call, text)                                                              \
+    do {                                                                                         \
+        harness_mark_error();                                                                    \
+        call;                                                                                    \
+        EXPECT_ERROR_SET();                                                                      \
+        EXPECT_ERROR_CONTAINS(text);                                                             \
+    } while (0)
+
 #endif

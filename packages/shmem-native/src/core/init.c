@@ -27,6 +27,14 @@
 #define INIT_KEY_READY 0x494E495400000002ull
 #define FINI_KEY 0x46494E4900000001ull
 
+static int check_instance_id(uint64_t instance_id, const char *api)
+{
+    if (instance_id >= ACLSHMEM_MAX_INSTANCES)
+        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "%s: instance_id %llu is not in 0..%d", api,
+                           (unsigned long long)instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    return ACLSHMEM_SUCCESS;
+}
+
 static int check_attr(const aclshmemx_init_attr_t *attr)
 {
     const aclshmem_init_optional_attr_t *opt = &attr->option_attr;
@@ -59,10 +67,7 @@ static int check_attr(const aclshmemx_init_attr_t *attr)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: local_mem_size %llu is not in 1..%llu bytes",
                            (unsigned long long)attr->local_mem_size,
                            (unsigned long long)ACLSHMEM_MAX_LOCAL_SIZE);
-    if (attr->instance_id >= ACLSHMEM_MAX_INSTANCES)
-        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: instance_id %llu is not in 0..%d",
-                           (unsigned long long)attr->instance_id, ACLSHMEM_MAX_INSTANCES - 1);
-    return ACLSHMEM_SUCCESS;
+    return check_instance_id(attr->instance_id, "init");
 }
 
 /* Where the control plane is and what secret it uses, from the flags and attributes. */
@@ -254,9 +259,7 @@ int aclshmem_finalize(void)
 
 int aclshmemx_finalize(uint64_t instance_id)
 {
-    if (instance_id >= ACLSHMEM_MAX_INSTANCES)
-        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_finalize: instance_id %llu is not in 0..%d",
-                           (unsigned long long)instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    SHMEMI_TRY(check_instance_id(instance_id, "aclshmemx_finalize"));
     shmemi_instances_lock();
     shmemi_instance_t *inst = shmemi_instance_get(instance_id);
     int rc;
@@ -340,9 +343,7 @@ aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void)
 
 int aclshmemx_instance_ctx_set(uint64_t instance_id)
 {
-    if (instance_id >= ACLSHMEM_MAX_INSTANCES)
-        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_instance_ctx_set: instance_id %llu is not in 0..%d",
-                           (unsigned long long)instance_id, ACLSHMEM_MAX_INSTANCES - 1);
+    SHMEMI_TRY(check_instance_id(instance_id, "aclshmemx_instance_ctx_set"));
     shmemi_instances_lock();
     shmemi_instance_t *inst = shmemi_instance_get(instance_id);
     if (inst)

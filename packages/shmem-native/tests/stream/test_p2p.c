@@ -15,14 +15,6 @@
 
 #define N 6
 
-#define EXPECT_REJECTED(call, text)                                                              \
-    do {                                                                                         \
-        harness_mark_error();                                                                    \
-        call;                                                                                    \
-        EXPECT_ERROR_SET();                                                                      \
-        EXPECT_ERROR_CONTAINS(text);                                                             \
-    } while (0)
-
 /* Both sides of a wait phase: the writer (this PE, into next) puts after the barrier, the
  * reader (this PE, on its own variables) waits; then everything is reset. */
 #define PHASE_BEGIN(iv)                                                                          \

@@ -268,14 +268,6 @@ static int t_bad_input(int me, int n)
         src[i] = 1000 + i;
     aclshmem_barrier_all();
 
-#define EXPECT_REJECTED(call, text)                                                              \
-    do {                                                                                         \
-        harness_mark_error();                                                                    \
-        call;                                                                                    \
-        EXPECT_ERROR_SET();                                                                      \
-        EXPECT_ERROR_CONTAINS(text);                                                             \
-    } while (0)
-
     EXPECT_REJECTED(aclshmemx_putmem_signal(buf, src, 64, (char *)sig + 1, 1, ACLSHMEM_SIGNAL_SET, next),
                     "aligned");
     EXPECT_REJECTED(aclshmemx_putmem_signal_nbi(buf, src, 64, (char *)sig + 2, 1, ACLSHMEM_SIGNAL_ADD, next),

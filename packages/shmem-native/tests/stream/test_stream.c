@@ -15,14 +15,6 @@
 
 #include "harness.h"
 
-#define EXPECT_REJECTED(call, text)                                                              \
-    do {                                                                                         \
-        harness_mark_error();                                                                    \
-        call;                                                                                    \
-        EXPECT_ERROR_SET();                                                                      \
-        EXPECT_ERROR_CONTAINS(text);                                                             \
-    } while (0)
-
 static int32_t load32(const int32_t *p)
 {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
