@@ -12,7 +12,7 @@
  * yield returns at once when nobody else is runnable, so an idle machine still polls);
  * after that the waiter sleeps on its doorbell, which every remote write rings. */
 #define SPIN_NS 5000L      /* busy-poll for 5 us */
-#define YIELD_NS 100000L   /* then yield until 100 us */
+#define YIELD_NS 20000L   /* then yield until 20 us */
 #define SLEEP_MS 1         /* then sleep; a wake-up missed by a plain store costs at most this */
 
 static inline void cpu_relax(void)
