@@ -25,7 +25,7 @@ APT_PACKAGES=(build-essential pkg-config libssl-dev)
 
 # Python packages of the venv: the build tools and what the tests import.
 PIP_BUILD_PACKAGES=(meson ninja meson-python)
-PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy matplotlib)
+PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy matplotlib "torch==2.13.0")
 
 CI_STEP=""
 

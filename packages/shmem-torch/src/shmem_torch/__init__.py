@@ -1,9 +1,68 @@
-"""shmem_torch: symmetric torch tensors for SHMEM.
+"""shmem_torch: symmetric torch tensors, tensor RMA and collectives over SHMEM.
 
-Not implemented yet.  This package will hold symmetric tensors (tensors whose storage
-lives on the SHMEM symmetric heap), tensor put/get and collectives, re-exported by the
-``shmem`` package as ``shmem.aclshmem_create_tensor`` and friends.  For now it only
-carries its version.
+A symmetric tensor is a CPU tensor whose storage lives in the SHMEM symmetric heap: every
+PE has its own copy at the same place, and a PE reads and writes the copies of the other
+PEs of its node directly.  ::
+
+    import torch, torch.distributed as dist
+    import shmem_torch as st
+
+    dist.init_process_group("gloo")          # e.g. under torchrun
+    st.init(mem_size=256 << 20)              # SHMEM from the process group
+    x = st.empty(1024, dtype=torch.float32)  # collective
+    x.fill_(dist.get_rank())
+    st.all_reduce(x)                         # in place, through shared memory
+    peer = st.peer_tensor(x, 1)              # PE 1's copy, zero-copy
+    st.aclshmem_free_tensor(x)               # collective
+    st.finalize()
+
+Bad arguments raise ``shmem.core.AclshmemInvalid`` (a ``ValueError``); failures of the
+library raise ``shmem.core.AclshmemError`` (a ``RuntimeError``).  ``shmem`` re-exports
+``aclshmem_create_tensor`` and ``aclshmem_free_tensor`` at its top level.
 """
 
+from shmem.core import AclshmemError, AclshmemInvalid, CmpOp, SignalOp
+
+from .collectives import (
+    ReduceOp,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    barrier,
+    broadcast,
+    reduce_scatter,
+)
+from .distributed import DEFAULT_MEM_SIZE, finalize, init
+from .rma import get, put, put_signal, signal_wait_until
+from .tensor import (
+    SUPPORTED_DTYPES,
+    FreedTensor,
+    aclshmem_create_tensor,
+    aclshmem_free_tensor,
+    empty,
+    full,
+    is_symmetric,
+    like,
+    local_device_count,
+    ones,
+    peer_tensor,
+    zeros,
+)
+
 __version__ = "0.1.0"
+
+free_tensor = aclshmem_free_tensor
+
+__all__ = [
+    # set-up
+    "init", "finalize", "DEFAULT_MEM_SIZE",
+    # tensors
+    "aclshmem_create_tensor", "aclshmem_free_tensor", "free_tensor", "empty", "zeros", "ones", "full",
+    "like", "peer_tensor", "is_symmetric", "local_device_count", "FreedTensor", "SUPPORTED_DTYPES",
+    # RMA
+    "put", "get", "put_signal", "signal_wait_until", "SignalOp", "CmpOp",
+    # collectives
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "ReduceOp",
+    # errors
+    "AclshmemError", "AclshmemInvalid",
+]

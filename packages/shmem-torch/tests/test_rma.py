@@ -1,0 +1,18 @@
+"""The "rma" checks of torch_checks.py, on 2 PEs (one job; one pytest item per check)."""
+
+import pytest
+
+pytest.importorskip("torch", reason="shmem-torch needs torch")
+
+import torch_checks  # noqa: E402
+from conftest import assert_check, run_group  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_group(2, "rma")
+
+
+@pytest.mark.parametrize("name", torch_checks.names("rma"))
+def test_rma(results, name):
+    assert_check(results, name)

@@ -1,0 +1,18 @@
+"""The "teams" checks of torch_checks.py, on 4 PEs (one job; one pytest item per check)."""
+
+import pytest
+
+pytest.importorskip("torch", reason="shmem-torch needs torch")
+
+import torch_checks  # noqa: E402
+from conftest import assert_check, run_group  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_group(4, "teams")
+
+
+@pytest.mark.parametrize("name", torch_checks.names("teams"))
+def test_teams(results, name):
+    assert_check(results, name)

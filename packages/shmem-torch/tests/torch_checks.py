@@ -1,0 +1,933 @@
+"""The checks the shmem-torch tests run inside multi-PE jobs.
+
+Starting PEs costs time, so each group of checks runs in one job (``run_group``): every
+PE runs every check of the group in order and reports, per check, "ok" or the traceback.
+The test modules turn each check into its own pytest item.
+
+This module is imported by the PEs (through the sys.path that ``shmem.testing.run_pes``
+hands them), so it does not import pytest.
+"""
+
+import traceback
+import zlib
+
+import torch
+
+GROUPS = {}
+
+
+def check(group):
+    def register(fn):
+        GROUPS.setdefault(group, []).append((fn.__name__, fn))
+        return fn
+
+    return register
+
+
+def names(group):
+    return [name for name, _ in GROUPS[group]]
+
+
+def run_group(group, setup=None):
+    """Runs the checks of ``group`` on this PE; returns {name: ("ok", None) | ("fail", text)}.
+
+    After a failure the PEs may be out of step (one inside a collective the others left),
+    so this PE then ends at once with the results so far; its peers see it die and fail
+    their current check instead of hanging."""
+    from shmem import testing
+
+    import shmem_torch as st
+
+    torch.set_num_threads(1)
+    results = {}
+    for name, fn in GROUPS[group]:
+        try:
+            fn()
+            st.barrier()
+            results[name] = ("ok", None)
+        except BaseException:
+            results[name] = ("fail", traceback.format_exc())
+            testing.exit_pe(results)
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+ALL_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+              torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+EXTRA_DTYPES = [d for d in (getattr(torch, "uint16", None), getattr(torch, "uint32", None),
+                            getattr(torch, "uint64", None), torch.complex32,
+                            getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e5m2", None))
+                if d is not None]
+INTS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+LOW = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+REDUCIBLE = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+             torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+SHAPES = [(), (0,), (1,), (7,), (3, 5), (2, 3, 4), (4, 0, 2)]
+
+
+def me():
+    from shmem import core
+
+    return core.my_pe()
+
+
+def npes():
+    from shmem import core
+
+    return core.n_pes()
+
+
+def expect_raises(exc, fn, *args, match=None, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except exc as e:
+        if match is not None and match.lower() not in str(e).lower():
+            raise AssertionError(f"{fn.__name__} raised {type(e).__name__} without {match!r}: {e}") from None
+        return e
+    raise AssertionError(f"{getattr(fn, '__name__', fn)}{args} did not raise {exc.__name__}")
+
+
+def data(key, pe, numel, dtype, op="sum"):
+    """Deterministic test data of PE ``pe`` for case ``key`` (any PE can compute any PE's)."""
+    g = torch.Generator().manual_seed(zlib.crc32(f"{key}/{pe}/{numel}/{dtype}/{op}".encode()))
+    if dtype == torch.bool:
+        return torch.randint(0, 2, (numel,), generator=g).bool()
+    if dtype in INTS:
+        lo, hi = (-3, 4) if op == "prod" else (-100, 100)
+        if dtype == torch.uint8:
+            lo, hi = (0, 4) if op == "prod" else (0, 120)
+        return torch.randint(lo, hi, (numel,), generator=g).to(dtype)
+    if dtype.is_complex:
+        base = torch.complex(torch.randn(numel, generator=g), torch.randn(numel, generator=g))
+        if op == "prod":
+            base = base * 0.3 + 1
+        return base.to(dtype)
+    if op == "prod":
+        return (torch.rand(numel, generator=g) * 0.5 + 0.75).to(dtype)
+    if dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        return torch.randn(numel, generator=g).to(dtype)
+    return torch.randint(0, 100, (numel,), generator=g).to(dtype)
+
+
+def reduce_ref(inputs, op):
+    """The reduction of ``inputs`` in order, accumulating like shmem_torch promises."""
+    dtype = inputs[0].dtype
+    if dtype == torch.bool:
+        fn = torch.logical_or if op in ("sum", "max") else torch.logical_and
+        r = inputs[0]
+        for x in inputs[1:]:
+            r = fn(r, x)
+        return r
+    acc = LOW.get(dtype, dtype)
+    fn = {"sum": torch.add, "avg": torch.add, "prod": torch.mul, "min": torch.minimum, "max": torch.maximum}[op]
+    r = inputs[0].to(acc)
+    for x in inputs[1:]:
+        r = fn(r, x.to(acc))
+    if op == "avg":
+        r = r / len(inputs)
+    return r.to(dtype)
+
+
+def assert_same(got, want, what):
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    if got.dtype.is_floating_point or got.dtype.is_complex:
+        torch.testing.assert_close(got, want, msg=lambda m: f"{what}: {m}")
+    else:
+        if not torch.equal(got, want):
+            bad = (got != want).nonzero()[:5].flatten().tolist()
+            raise AssertionError(f"{what}: differs at {bad}: got {got.flatten()[bad].tolist()}, "
+                                 f"want {want.flatten()[bad].tolist()}")
+
+
+def same_bytes(a, b):
+    """Byte equality (works for every dtype, including those without torch.equal)."""
+    return torch.equal(a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8))
+
+
+def valid_ops(dtype):
+    if dtype == torch.bool or dtype in INTS:
+        return ["sum", "prod", "min", "max"]
+    if dtype.is_complex:
+        return ["sum", "prod", "avg"]
+    return ["sum", "prod", "min", "max", "avg"]
+
+
+# ---------------------------------------------------------------------------
+# Group "tensors" (2 PEs): allocation, every dtype and shape, peer views, put/get, free
+# ---------------------------------------------------------------------------
+
+
+def _fill_for(t, pe, key):
+    src = data(key, pe, t.numel(), t.dtype).reshape(t.shape)
+    t.copy_(src)
+    return src
+
+
+@check("tensors")
+def dtype_shape_roundtrip():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    nxt, prv = (rank + 1) % n, (rank - 1) % n
+    for dtype in ALL_DTYPES + EXTRA_DTYPES:
+        for shape in SHAPES:
+            key = f"rt-{dtype}-{shape}"
+            t = st.aclshmem_create_tensor(shape, dtype=dtype)
+            assert t.dtype == dtype and tuple(t.shape) == shape and t.device.type == "cpu", (t.dtype, t.shape)
+            assert t.is_contiguous() and st.is_symmetric(t), key
+            mine = _fill_for(t, rank, key)
+            st.barrier()
+            # peer view: read the neighbour's copy in place
+            peer = st.peer_tensor(t, nxt)
+            assert peer.dtype == dtype and peer.shape == t.shape
+            assert same_bytes(peer, data(key, nxt, t.numel(), dtype).reshape(shape)), f"peer view {key}"
+            # get from the previous PE into a local tensor
+            got = torch.empty(shape, dtype=dtype)
+            st.get(got, t, prv)
+            assert same_bytes(got, data(key, prv, t.numel(), dtype).reshape(shape)), f"get {key}"
+            st.barrier()
+            # put: each PE writes its neighbour's copy with a marker of its own
+            marker = data(key + "-put", rank, t.numel(), dtype).reshape(shape)
+            st.put(t, marker, nxt)
+            st.barrier()
+            assert same_bytes(t, data(key + "-put", prv, t.numel(), dtype).reshape(shape)), f"put {key}"
+            st.barrier()
+            # write through the peer view
+            st.peer_tensor(t, nxt).copy_(mine)
+            st.barrier()
+            assert same_bytes(t, data(key, prv, t.numel(), dtype).reshape(shape)), f"peer write {key}"
+            st.barrier()
+            st.aclshmem_free_tensor(t)
+
+
+@check("tensors")
+def top_level_shmem_names():
+    import shmem
+    import shmem_torch as st
+
+    assert shmem.aclshmem_create_tensor is st.aclshmem_create_tensor
+    assert shmem.aclshmem_free_tensor is st.aclshmem_free_tensor
+    t = shmem.aclshmem_create_tensor((2, 3), dtype=torch.int32, device_id=0)
+    assert t.shape == (2, 3) and t.dtype == torch.int32
+    t2 = shmem.aclshmem_create_tensor([4])
+    assert t2.dtype == torch.float32  # the default dtype
+    shmem.aclshmem_free_tensor(t2)
+    shmem.aclshmem_free_tensor(t)
+
+
+@check("tensors")
+def factories():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    z = st.zeros(3, 4, dtype=torch.int64)
+    assert z.shape == (3, 4) and bool((z == 0).all())
+    o = st.ones((5,), dtype=torch.float16)
+    assert bool((o == 1).all())
+    f = st.full((2, 2), rank + 0.5, dtype=torch.float64)
+    assert bool((f == rank + 0.5).all())
+    # full/zeros/ones return when every PE has filled its copy: a peer's copy is ready.
+    assert bool((st.peer_tensor(f, (rank + 1) % n) == (rank + 1) % n + 0.5).all())
+    src = torch.arange(12, dtype=torch.int16).reshape(3, 4) * (rank + 1)
+    lk = st.like(src)
+    assert torch.equal(lk, src) and st.is_symmetric(lk) and lk.dtype == torch.int16
+    lk2 = st.like(src, copy=False)
+    assert lk2.shape == src.shape
+    e = st.empty()
+    assert e.dim() == 0
+    for t in (z, o, f, lk, lk2, e):
+        st.aclshmem_free_tensor(t)
+
+
+@check("tensors")
+def views_and_slices():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    nxt = (rank + 1) % n
+    t = st.empty(6, 8, dtype=torch.float32)
+    t.copy_(torch.arange(48, dtype=torch.float32).reshape(6, 8) + 100 * rank)
+    st.barrier()
+    theirs = torch.arange(48, dtype=torch.float32).reshape(6, 8) + 100 * nxt
+    cases = {
+        "row": lambda x: x[2],
+        "slice": lambda x: x[1:4],
+        "column (strided)": lambda x: x[:, 3],
+        "transpose": lambda x: x.t(),
+        "step slice": lambda x: x[::2, 1::3],
+        "element": lambda x: x[5, 7],
+        "flat view": lambda x: x.view(-1)[10:30],
+        "reinterpret int32": lambda x: x.view(torch.int32)[1:3],
+        "reinterpret bytes, misaligned": lambda x: x.view(torch.uint8).view(-1)[3:11],
+        "empty slice": lambda x: x[3:3],
+    }
+    for name, f in cases.items():
+        v = f(t)
+        assert st.is_symmetric(v), name
+        pv = st.peer_tensor(v, nxt)
+        want = f(theirs)
+        assert pv.shape == want.shape and pv.dtype == want.dtype, name
+        assert same_bytes(pv, want), name
+    # put and get through strided views
+    st.barrier()
+    col = torch.full((6,), -1.0 - rank)
+    st.put(t[:, 2], col, nxt)
+    st.barrier()
+    assert bool((t[:, 2] == -1.0 - (rank - 1) % n).all())
+    got = torch.empty(4)
+    st.get(got, t[1:5, 2], nxt)
+    assert bool((got == -1.0 - rank).all())
+    # a non-contiguous destination for get
+    dst = torch.zeros(8, 6).t()
+    st.get(dst, t, nxt)
+    assert torch.equal(dst, st.peer_tensor(t, nxt))
+    st.barrier()
+    st.aclshmem_free_tensor(t)
+
+
+@check("tensors")
+def device_id_meaning():
+    import shmem_torch as st
+
+    k = st.local_device_count()
+    assert k == npes(), "all PEs of the test run on this node"
+    for d in range(k):
+        t = st.aclshmem_create_tensor((2,), device_id=d)
+        assert t.device.type == "cpu"
+        st.aclshmem_free_tensor(t)
+    import numpy as np
+
+    t = st.aclshmem_create_tensor((2,), device_id=np.int64(0))
+    st.aclshmem_free_tensor(t)
+
+
+@check("tensors")
+def freed_tensor_raises():
+    import shmem_torch as st
+    from shmem.core import AclshmemInvalid
+
+    t = st.empty(16, dtype=torch.float32)
+    t.fill_(1)
+    view = t[4:8]
+    st.aclshmem_free_tensor(t)
+    assert isinstance(t, st.FreedTensor)
+    for fn in (lambda: t + 1, lambda: t.sum(), lambda: t.fill_(0), lambda: t.numpy(), lambda: t[0],
+               lambda: t.copy_(torch.ones(16)), lambda: torch.add(torch.ones(16), t), lambda: t.shape,
+               lambda: t.tolist(), lambda: t.data_ptr()):
+        expect_raises(AclshmemInvalid, fn, match="freed")
+    assert "freed" in repr(t)
+    expect_raises(AclshmemInvalid, st.aclshmem_free_tensor, t, match="freed already")
+    expect_raises(AclshmemInvalid, st.peer_tensor, t, 0, match="freed")
+    expect_raises(AclshmemInvalid, st.all_reduce, t, match="freed")
+    expect_raises(AclshmemInvalid, st.put, t, torch.ones(16), 0, match="freed")
+    # A view the user kept: the library refuses it, and writing through it raises.
+    expect_raises(AclshmemInvalid, st.peer_tensor, view, 0)
+    expect_raises(AclshmemInvalid, st.all_reduce, view)
+    expect_raises(RuntimeError, view.fill_, 2.0)
+    # the memory is reused by the next allocation, which works normally; the stale view
+    # is still refused
+    t2 = st.zeros(16)
+    assert bool((t2 == 0).all())
+    expect_raises(AclshmemInvalid, st.peer_tensor, view, 0, match="freed")
+    expect_raises(AclshmemInvalid, st.all_reduce, view, match="freed")
+    st.aclshmem_free_tensor(t2)
+
+
+@check("tensors")
+def tensor_api_errors():
+    import numpy as np
+
+    import shmem_torch as st
+    from shmem.core import AclshmemInvalid
+
+    n = npes()
+    plain = torch.zeros(4)
+    # non-symmetric tensors
+    for fn in (lambda: st.peer_tensor(plain, 0), lambda: st.put(plain, plain, 0), lambda: st.get(plain, plain, 0),
+               lambda: st.all_reduce(plain), lambda: st.broadcast(plain), lambda: st.aclshmem_free_tensor(plain)):
+        expect_raises(AclshmemInvalid, fn, match="not a symmetric tensor")
+    expect_raises(AclshmemInvalid, st.aclshmem_free_tensor, "x", match="torch.Tensor")
+    expect_raises(AclshmemInvalid, st.peer_tensor, [1, 2], 0, match="torch.Tensor")
+    # bad dtype
+    for bad in ("float32", np.float32, float, None, torch.qint8, torch.quint8):
+        expect_raises(AclshmemInvalid, st.aclshmem_create_tensor, (2,), bad, match="dtype")
+    # bad shape
+    for bad in (-1, (2, -1), "abc", 2.5, (2, "x"), None, (True, 2)):
+        expect_raises(AclshmemInvalid, st.aclshmem_create_tensor, bad, match="shape")
+    # bad device_id
+    for bad in (-1, n, 99, True, 0.0, "0", None):
+        expect_raises(AclshmemInvalid, st.aclshmem_create_tensor, (2,), torch.float32, bad, match="device_id")
+    t = st.zeros(4, 2)
+    # bad pe
+    for bad in (-1, n, 1000, True, 1.0, "1", None):
+        expect_raises(AclshmemInvalid, st.peer_tensor, t, bad, match="pe")
+        expect_raises(AclshmemInvalid, st.put, t, torch.zeros(4, 2), bad, match="pe")
+        expect_raises(AclshmemInvalid, st.get, torch.zeros(4, 2), t, bad, match="pe")
+    # shape and dtype mismatch
+    expect_raises(AclshmemInvalid, st.put, t, torch.zeros(8), 0, match="shape")
+    expect_raises(AclshmemInvalid, st.put, t, torch.zeros(4, 3), 0, match="shape")
+    expect_raises(AclshmemInvalid, st.get, torch.zeros(2, 4), t, 0, match="shape")
+    expect_raises(AclshmemInvalid, st.put, t, torch.zeros(4, 2, dtype=torch.float64), 0, match="dtype")
+    expect_raises(AclshmemInvalid, st.get, torch.zeros(4, 2, dtype=torch.int32), t, 0, match="dtype")
+    # a view / slice is not freeable on its own; the tensor itself still works after
+    expect_raises(AclshmemInvalid, st.aclshmem_free_tensor, t[1:], match="view or slice")
+    expect_raises(AclshmemInvalid, st.aclshmem_free_tensor, t.view(8), match="view or slice")
+    st.aclshmem_free_tensor(t)
+    # free a tensor of the other instance-less kind: a tensor over a core Buffer
+    from shmem import core
+
+    buf = core.buffer(64)
+    over = torch.frombuffer(buf, dtype=torch.float32)
+    expect_raises(AclshmemInvalid, st.aclshmem_free_tensor, over, match="not a symmetric tensor")
+    core.free(buf)
+
+
+# ---------------------------------------------------------------------------
+# Group "rma" (2 PEs): put_signal, signal waits, stream variants, the library path
+# ---------------------------------------------------------------------------
+
+
+@check("rma")
+def put_signal_and_wait():
+    import shmem_torch as st
+    from shmem.core import CmpOp, SignalOp
+
+    rank, n = me(), npes()
+    nxt = (rank + 1) % n
+    buf = st.zeros(1000, dtype=torch.float64)
+    sig = st.zeros(1, dtype=torch.int32)
+    payload = torch.arange(1000, dtype=torch.float64) * (rank + 1)
+    for round_ in range(1, 4):
+        st.put_signal(buf, payload + round_, sig, round_, SignalOp.SIGNAL_SET, nxt)
+        value = st.signal_wait_until(sig, CmpOp.CMP_GE, round_)
+        assert value >= round_
+        prv = (rank - 1) % n
+        want = torch.arange(1000, dtype=torch.float64) * (prv + 1) + round_
+        assert torch.equal(buf, want), f"round {round_}"
+        st.barrier()
+    # SIGNAL_ADD and string spellings
+    sig.zero_()
+    st.barrier()
+    for _ in range(3):
+        st.put_signal(buf[:10], payload[:10], sig, 2, "add", nxt)
+    assert st.signal_wait_until(sig, ">=", 6) == 6
+    st.barrier()
+    st.aclshmem_free_tensor(sig)
+    st.aclshmem_free_tensor(buf)
+
+
+@check("rma")
+def stream_variants():
+    import shmem_torch as st
+    from shmem import core
+    from shmem.core import CmpOp, SignalOp
+
+    rank, n = me(), npes()
+    nxt, prv = (rank + 1) % n, (rank - 1) % n
+    dst = st.zeros(256, dtype=torch.int32)
+    sig = st.zeros(1, dtype=torch.int32)
+    src = torch.arange(256, dtype=torch.int32) + 1000 * rank
+    with core.Stream() as s:
+        st.put(dst, src, nxt, stream=s)
+        s.synchronize()
+        st.barrier()
+        assert torch.equal(dst, torch.arange(256, dtype=torch.int32) + 1000 * prv)
+        got = torch.empty(256, dtype=torch.int32)
+        st.get(got, dst, nxt, stream=s.handle)
+        s.synchronize()
+        assert torch.equal(got, torch.arange(256, dtype=torch.int32) + 1000 * rank)
+        st.barrier()
+        doubled = src * 2  # a stream operation reads its source when it runs: keep it alive
+        st.put_signal(dst, doubled, sig, 7, SignalOp.SIGNAL_SET, nxt, stream=s)
+        st.signal_wait_until(sig, CmpOp.CMP_EQ, 7, stream=s)
+        s.synchronize()
+        assert torch.equal(dst, (torch.arange(256, dtype=torch.int32) + 1000 * prv) * 2), (sig.item(), dst[:4].tolist())
+    st.barrier()  # every PE has checked its dst before it is written again
+    st.put(dst, src, nxt, stream=0)  # the default stream
+    core.synchronize(0)
+    st.barrier()
+    assert torch.equal(dst, torch.arange(256, dtype=torch.int32) + 1000 * prv)
+    st.barrier()
+    st.aclshmem_free_tensor(sig)
+    st.aclshmem_free_tensor(dst)
+
+
+@check("rma")
+def rma_errors():
+    import shmem_torch as st
+    from shmem.core import AclshmemInvalid
+
+    t = st.zeros(8, dtype=torch.int32)
+    f = st.zeros(8, dtype=torch.float32)
+    expect_raises(AclshmemInvalid, st.put_signal, t, torch.zeros(8, dtype=torch.int32), f, 1, "set", 0,
+                  match="int32")
+    expect_raises(AclshmemInvalid, st.put_signal, t, torch.zeros(8, dtype=torch.int32), torch.zeros(1, dtype=torch.int32),
+                  1, "set", 0, match="not a symmetric")
+    expect_raises(AclshmemInvalid, st.put_signal, t, torch.zeros(8, dtype=torch.int32), t[:1], 1, "xor", 0,
+                  match="signal_op")
+    expect_raises(AclshmemInvalid, st.put_signal, t, torch.zeros(8, dtype=torch.int32), t[:1], 2 ** 31, "set", 0,
+                  match="signal_value")
+    expect_raises(AclshmemInvalid, st.signal_wait_until, t[:1], "approximately", 1, match="cmp")
+    expect_raises(AclshmemInvalid, st.signal_wait_until, t[:0], "eq", 1, match="at least one")
+    expect_raises(AclshmemInvalid, st.put, t[::2], torch.zeros(4, dtype=torch.int32), 0, stream=0,
+                  match="contiguous")
+    expect_raises(AclshmemInvalid, st.put, t, torch.zeros(8, dtype=torch.int32), 0, stream=-1, match="stream")
+    st.aclshmem_free_tensor(f)
+    st.aclshmem_free_tensor(t)
+
+
+@check("rma")
+def library_path_when_not_mapped():
+    """put/get through the library (the path for PEs on another node), forced here."""
+    import shmem_torch as st
+    from shmem_torch import tensor as T
+
+    rank, n = me(), npes()
+    nxt, prv = (rank + 1) % n, (rank - 1) % n
+    t = st.zeros(3, 5, dtype=torch.int64)
+    orig = T._Allocation.peer_flat
+    T._Allocation.peer_flat = lambda self, pe: None  # as if no peer were mapped
+    try:
+        st.put(t, torch.full((3, 5), rank + 10, dtype=torch.int64), nxt)
+        st.barrier()
+        assert bool((t == prv + 10).all())
+        got = torch.empty(5, 3, dtype=torch.int64).t()  # non-contiguous destination
+        st.get(got, t, nxt)
+        assert bool((got == rank + 10).all())
+        from shmem.core import AclshmemError
+
+        expect_raises(AclshmemError, st.peer_tensor, t, nxt, match="another node")
+    finally:
+        T._Allocation.peer_flat = orig
+    st.barrier()
+    st.aclshmem_free_tensor(t)
+
+
+# ---------------------------------------------------------------------------
+# Group "world" (4 PEs): every collective, op, dtype and several sizes
+# ---------------------------------------------------------------------------
+
+SMALL_SIZES = [1, 2, 3, 17, 1000, 4099]
+TWO_SHOT_SIZES = [65539, 1048583]          # > 256 KiB for 4-byte types; odd
+BIG = 4 * 1024 * 1024                        # 16 MiB of float32
+
+
+def _all_reduce_case(key, numel, dtype, op, team=0, members=None):
+    import shmem_torch as st
+
+    members = list(range(npes())) if members is None else members
+    idx = members.index(me())
+    t = st.empty(numel, dtype=dtype)
+    t.copy_(data(key, idx, numel, dtype, op))
+    st.all_reduce(t, op=op, team=team)
+    want = reduce_ref([data(key, i, numel, dtype, op) for i in range(len(members))], op)
+    assert_same(t, want, f"all_reduce {op} {dtype} x{numel} team {team}")
+    # every PE holds bit-identical results
+    st.barrier(team)
+    for pe in members:
+        assert same_bytes(st.peer_tensor(t, pe), t), f"PE {pe} differs"
+    st.barrier(team)
+    st.aclshmem_free_tensor(t)
+
+
+@check("world")
+def all_reduce_every_dtype_and_op():
+    for dtype in REDUCIBLE:
+        for op in valid_ops(dtype):
+            for numel in SMALL_SIZES:
+                _all_reduce_case("ar", numel, dtype, op)
+
+
+@check("world")
+def all_reduce_two_shot_sizes():
+    for dtype in (torch.float32, torch.int32, torch.float16, torch.bfloat16, torch.bool, torch.int8,
+                  torch.complex128):
+        for op in valid_ops(dtype):
+            for numel in TWO_SHOT_SIZES:
+                _all_reduce_case("ar2", numel, dtype, op)
+
+
+@check("world")
+def all_reduce_every_algorithm():
+    """The same cases through one-shot, slice-push and two-shot (forced by the tunables)."""
+    from shmem_torch import collectives as C
+
+    saved = (C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM, C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES)
+    try:
+        for one_shot, algo in ((1 << 40, "slice-push"), (0, "slice-push"), (0, "two-shot")):
+            C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM = one_shot, algo
+            C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES = 4096, 1000  # many blocks and chunks
+            for dtype in (torch.float32, torch.int16, torch.bfloat16, torch.bool):
+                for op in valid_ops(dtype):
+                    for numel in (1, 5, 2047, 30011):
+                        _all_reduce_case(f"alg-{algo}", numel, dtype, op)
+    finally:
+        C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM, C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES = saved
+
+
+@check("world")
+def all_reduce_16_mib():
+    for dtype, ops in ((torch.float32, ["sum", "prod", "min", "max", "avg"]), (torch.int32, ["sum"]),
+                       (torch.bfloat16, ["sum"]), (torch.float64, ["max"])):
+        numel = (16 << 20) // torch.empty((), dtype=dtype).element_size()
+        for op in ops:
+            _all_reduce_case("big", numel, dtype, op)
+    _all_reduce_case("big-odd", BIG + 13, torch.float32, "sum")
+
+
+@check("world")
+def all_reduce_shapes_views_and_aliases():
+    import torch.distributed as dist
+
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    t = st.empty(4, 6, 5, dtype=torch.float32)
+    t.copy_(data("shape", rank, t.numel(), torch.float32).reshape(4, 6, 5))
+    st.all_reduce(t, op=dist.ReduceOp.SUM)
+    want = reduce_ref([data("shape", i, 120, torch.float32) for i in range(n)], "sum").reshape(4, 6, 5)
+    assert_same(t, want, "3-d")
+    # a contiguous slice of a symmetric tensor (other parts stay untouched)
+    t.fill_(rank)
+    st.all_reduce(t[1:3], op="MAX")
+    assert bool((t[1:3] == n - 1).all()) and bool((t[0] == rank).all()) and bool((t[3] == rank).all())
+    # 0-d and empty tensors
+    z = st.full((), rank + 1, dtype=torch.int64)
+    st.all_reduce(z, op="prod")
+    assert z.item() == torch.arange(1, n + 1).prod().item()
+    e = st.empty(0, dtype=torch.float32)
+    st.all_reduce(e)
+    # tensors that require grad are reduced like any other
+    g = st.ones(8)
+    g.requires_grad_(True)
+    st.all_reduce(g)
+    assert bool((g.detach() == n).all())
+    for x in (g, e, z, t):
+        st.aclshmem_free_tensor(x)
+
+
+@check("world")
+def reduce_scatter_all_ops():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    for dtype in (torch.float32, torch.int64, torch.bfloat16, torch.float16, torch.bool, torch.complex64):
+        for op in valid_ops(dtype):
+            for k in (1, 5, 70001):
+                inp = st.empty(n * k, dtype=dtype)
+                inp.copy_(data("rs", rank, n * k, dtype, op))
+                out = torch.empty(k, dtype=dtype)
+                st.reduce_scatter(out, inp, op=op)
+                full = reduce_ref([data("rs", i, n * k, dtype, op) for i in range(n)], op)
+                assert_same(out, full[rank * k:(rank + 1) * k], f"reduce_scatter {op} {dtype} k={k}")
+                st.aclshmem_free_tensor(inp)
+    # in place: output is this PE's chunk of the input; and a non-contiguous output
+    k = 33
+    inp = st.empty(n, k, dtype=torch.float64)
+    inp.copy_(data("rs-inplace", rank, n * k, torch.float64).reshape(n, k))
+    st.reduce_scatter(inp[rank], inp, op="sum")
+    full = reduce_ref([data("rs-inplace", i, n * k, torch.float64) for i in range(n)], "sum").reshape(n, k)
+    assert_same(inp[rank], full[rank], "in-place reduce_scatter")
+    inp.copy_(data("rs-nc", rank, n * k, torch.float64).reshape(n, k))
+    out = torch.empty(k, 2, dtype=torch.float64)[:, 0]
+    st.reduce_scatter(out, inp, op="max")
+    full = reduce_ref([data("rs-nc", i, n * k, torch.float64) for i in range(n)], "max").reshape(n, k)
+    assert_same(out, full[rank], "strided output")
+    st.aclshmem_free_tensor(inp)
+
+
+@check("world")
+def all_gather_paths():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    for dtype in ALL_DTYPES + EXTRA_DTYPES:
+        for k in (1, 3, 1025):
+            want = torch.cat([data("ag", i, k, dtype) for i in range(n)])
+            # symmetric output, local input (push)
+            out = st.empty(n * k, dtype=dtype)
+            st.all_gather(out, data("ag", rank, k, dtype))
+            assert same_bytes(out, want), f"all_gather push {dtype} k={k}"
+            # symmetric input, local output (pull)
+            inp = st.empty(k, dtype=dtype)
+            inp.copy_(data("ag", rank, k, dtype))
+            local = torch.empty(n, k, dtype=dtype)
+            st.all_gather(local, inp)
+            assert same_bytes(local.reshape(-1), want), f"all_gather pull {dtype} k={k}"
+            # in place
+            out[rank * k:(rank + 1) * k].copy_(data("ag", rank, k, dtype))
+            st.all_gather(out, out[rank * k:(rank + 1) * k])
+            assert same_bytes(out, want), f"all_gather in place {dtype} k={k}"
+            st.aclshmem_free_tensor(inp)
+            st.aclshmem_free_tensor(out)
+    # 16 MiB output, non-contiguous local input
+    k = BIG // n
+    out = st.empty(n, k, dtype=torch.float32)
+    src = torch.arange(2 * k, dtype=torch.float32).reshape(k, 2)[:, 1] + rank
+    st.all_gather(out, src)
+    for i in range(n):
+        assert torch.equal(out[i], torch.arange(2 * k, dtype=torch.float32).reshape(k, 2)[:, 1] + i)
+    st.aclshmem_free_tensor(out)
+
+
+@check("world")
+def broadcast_every_root():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    for dtype in ALL_DTYPES + EXTRA_DTYPES:
+        for numel in (1, 4099):
+            t = st.empty(numel, dtype=dtype)
+            for root in range(n):
+                t.copy_(data("bc", rank, numel, dtype))
+                st.broadcast(t, root=root)
+                assert same_bytes(t, data("bc", root, numel, dtype)), f"broadcast {dtype} root {root}"
+            st.aclshmem_free_tensor(t)
+    t = st.empty(BIG, dtype=torch.float32)
+    t.fill_(rank)
+    st.broadcast(t, root=n - 1)
+    assert bool((t == n - 1).all())
+    # a strided tensor and a 0-d tensor
+    t2 = t[:1000].view(100, 10)
+    t2.fill_(rank)
+    st.broadcast(t2.t(), root=1)
+    assert bool((t2 == 1).all())
+    z = st.full((), rank * 3, dtype=torch.int16)
+    st.broadcast(z, root=2)
+    assert z.item() == 6
+    st.aclshmem_free_tensor(z)
+    st.aclshmem_free_tensor(t)
+
+
+@check("world")
+def all_to_all_paths():
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    for dtype in (torch.float32, torch.int8, torch.bool, torch.complex128, torch.bfloat16):
+        for k in (1, 7, 5000):
+            def chunk(src_pe, dst_pe):
+                return data(f"a2a-{src_pe}-{dst_pe}", 0, k, dtype)
+            mine = torch.cat([chunk(rank, j) for j in range(n)])
+            want = torch.cat([chunk(j, rank) for j in range(n)])
+            # symmetric input (pull)
+            inp = st.empty(n * k, dtype=dtype)
+            inp.copy_(mine)
+            out = torch.empty(n * k, dtype=dtype)
+            st.all_to_all(out, inp)
+            assert same_bytes(out, want), f"all_to_all pull {dtype} k={k}"
+            # symmetric output (push)
+            sym_out = st.empty(n, k, dtype=dtype)
+            st.all_to_all(sym_out, mine.reshape(n, k))
+            assert same_bytes(sym_out, want), f"all_to_all push {dtype} k={k}"
+            st.aclshmem_free_tensor(sym_out)
+            st.aclshmem_free_tensor(inp)
+
+
+@check("world")
+def collective_errors():
+    import shmem_torch as st
+    from shmem.core import AclshmemInvalid
+
+    n = npes()
+    t = st.zeros(8, dtype=torch.float32)
+    i = st.zeros(8, dtype=torch.int32)
+    c = st.zeros(8, dtype=torch.complex64)
+    u = st.zeros(8, dtype=torch.float8_e4m3fn) if hasattr(torch, "float8_e4m3fn") else None
+    plain = torch.zeros(8)
+    expect_raises(AclshmemInvalid, st.all_reduce, t, op="xor", match="op")
+    expect_raises(AclshmemInvalid, st.all_reduce, t, op=3, match="op")
+    expect_raises(AclshmemInvalid, st.all_reduce, i, op="avg", match="avg")
+    expect_raises(AclshmemInvalid, st.all_reduce, c, op="max", match="complex")
+    if u is not None:
+        expect_raises(AclshmemInvalid, st.all_reduce, u, match="not supported")
+    expect_raises(AclshmemInvalid, st.all_reduce, plain, match="not a symmetric")
+    m = st.zeros(4, 4)
+    expect_raises(AclshmemInvalid, st.all_reduce, m.t(), match="contiguous")
+    for bad in (-1, 2048, 77, True, "0", None):
+        expect_raises(AclshmemInvalid, st.all_reduce, t, "sum", bad, match="team")
+        expect_raises(AclshmemInvalid, st.barrier, bad, match="team")
+    for bad in (-1, n, True, 0.5):
+        expect_raises(AclshmemInvalid, st.broadcast, t, bad, match="root")
+    expect_raises(AclshmemInvalid, st.all_gather, t, torch.zeros(3), match="elements")
+    expect_raises(AclshmemInvalid, st.all_gather, t, torch.zeros(8 // n, dtype=torch.float64), match="dtype")
+    expect_raises(AclshmemInvalid, st.all_gather, torch.zeros(8), torch.zeros(8 // n), match="symmetric")
+    expect_raises(AclshmemInvalid, st.reduce_scatter, torch.zeros(3), t, match="elements")
+    expect_raises(AclshmemInvalid, st.reduce_scatter, torch.zeros(8 // n), plain, match="not a symmetric")
+    expect_raises(AclshmemInvalid, st.all_to_all, torch.zeros(8), torch.zeros(8), match="symmetric")
+    expect_raises(AclshmemInvalid, st.all_to_all, t, t, match="overlap")
+    expect_raises(AclshmemInvalid, st.all_to_all, torch.zeros(4), t, match="same number")
+    odd = st.zeros(n + 1)
+    expect_raises(AclshmemInvalid, st.all_to_all, torch.zeros(n + 1), odd, match="multiple")
+    for x in (odd, m, c, i, t) + ((u,) if u is not None else ()):
+        st.aclshmem_free_tensor(x)
+
+
+# ---------------------------------------------------------------------------
+# Group "teams" (4 PEs): collectives on strided teams
+# ---------------------------------------------------------------------------
+
+
+@check("teams")
+def collectives_on_teams():
+    import shmem_torch as st
+    from shmem import _pyshmem
+    from shmem.core import AclshmemInvalid
+
+    rank, n = me(), npes()
+    assert n == 4
+    even = _pyshmem.team_split_strided(0, 0, 2, 2)   # PEs 0, 2
+    odd = _pyshmem.team_split_strided(0, 1, 2, 2)    # PEs 1, 3
+    three = _pyshmem.team_split_strided(0, 1, 1, 3)  # PEs 1, 2, 3
+    my_pair = even if rank % 2 == 0 else odd
+    pair_members = [0, 2] if rank % 2 == 0 else [1, 3]
+    teams = [(my_pair, pair_members)]
+    if rank >= 1:
+        teams.append((three, [1, 2, 3]))
+    else:
+        assert three == _pyshmem.ACLSHMEM_TEAM_INVALID
+    # every PE allocates the same tensors (allocation is world-collective)
+    for numel in (1, 999, 70001, 1048583):
+        for dtype, op in ((torch.float32, "sum"), (torch.int64, "max"), (torch.bfloat16, "avg"),
+                          (torch.int16, "prod"), (torch.float64, "min")):
+            t = st.empty(numel, dtype=dtype)
+            for team, members in teams:
+                idx = members.index(rank)
+                key = f"team-{members}"
+                t.copy_(data(key, idx, numel, dtype, op))
+                st.all_reduce(t, op=op, team=team)
+                want = reduce_ref([data(key, i, numel, dtype, op) for i in range(len(members))], op)
+                assert_same(t, want, f"team {members} all_reduce {op} {dtype} x{numel}")
+            st.barrier()
+            st.aclshmem_free_tensor(t)
+    k = 6
+    inp_all = st.empty(4 * k, dtype=torch.float32)  # allocation is world-collective: once for all teams
+    out_all = st.empty(4 * k, dtype=torch.float32)
+    for team, members in teams:
+        m, idx = len(members), members.index(rank)
+        inp, out = inp_all[:m * k], out_all[:m * k]  # slices of symmetric tensors are symmetric
+        inp.copy_(data("tm-rs", idx, m * k, torch.float32))
+        red = torch.empty(k)
+        st.reduce_scatter(red, inp, team=team)
+        full = reduce_ref([data("tm-rs", i, m * k, torch.float32) for i in range(m)], "sum")
+        assert_same(red, full[idx * k:(idx + 1) * k], f"team {members} reduce_scatter")
+        st.all_gather(out, torch.full((k,), float(members[idx])), team=team)
+        assert torch.equal(out, torch.tensor(members, dtype=torch.float32).repeat_interleave(k))
+        inp.fill_(rank)
+        st.broadcast(inp, root=m - 1, team=team)
+        assert bool((inp == members[-1]).all())
+        inp.copy_(torch.arange(m * k, dtype=torch.float32) + 1000 * idx)
+        st.all_to_all(out, inp, team=team)
+        want = torch.cat([torch.arange(idx * k, (idx + 1) * k, dtype=torch.float32) + 1000 * j for j in range(m)])
+        assert torch.equal(out, want), f"team {members} all_to_all"
+        st.barrier(team)
+        expect_raises(AclshmemInvalid, st.broadcast, inp, m, team, match="root")
+    st.barrier()
+    st.aclshmem_free_tensor(out_all)
+    st.aclshmem_free_tensor(inp_all)
+    for team in (even, odd, three):
+        if team >= 0:
+            _pyshmem.team_destroy(team)
+    st.barrier()
+
+
+# ---------------------------------------------------------------------------
+# Group "three" (3 PEs): an odd PE count, and every collective over the library's get/put
+# ---------------------------------------------------------------------------
+
+
+@check("three")
+def odd_pe_count_collectives():
+    for dtype in (torch.float32, torch.int64, torch.float16, torch.bool):
+        for op in valid_ops(dtype):
+            for numel in (1, 5, 4099, 65539 * 2 + 1):
+                _all_reduce_case("three", numel, dtype, op)
+
+
+@check("three")
+def collectives_through_library_rma():
+    """The path for PEs on another node (get/put instead of loads/stores), forced."""
+    import shmem_torch as st
+    from shmem_torch import collectives as C
+
+    rank, n = me(), npes()
+    C._force_rma = True
+    try:
+        for dtype, op in ((torch.float32, "sum"), (torch.int32, "max"), (torch.float16, "avg")):
+            for numel in (3, 4099, 300001):
+                _all_reduce_case("rma", numel, dtype, op)
+        k = 1001
+        inp = st.empty(n * k, dtype=torch.int64)
+        inp.copy_(data("rma-rs", rank, n * k, torch.int64))
+        out = torch.empty(k, dtype=torch.int64)
+        st.reduce_scatter(out, inp, op="sum")
+        full = reduce_ref([data("rma-rs", i, n * k, torch.int64) for i in range(n)], "sum")
+        assert_same(out, full[rank * k:(rank + 1) * k], "reduce_scatter over rma")
+        sym = st.empty(n * k, dtype=torch.int64)
+        st.all_gather(sym, torch.full((k,), rank, dtype=torch.int64))
+        assert torch.equal(sym, torch.arange(n).repeat_interleave(k))
+        mine = st.full((k,), rank, dtype=torch.int64)
+        local = torch.empty(n * k, dtype=torch.int64)
+        st.all_gather(local, mine)
+        assert torch.equal(local, torch.arange(n).repeat_interleave(k))
+        st.aclshmem_free_tensor(mine)
+        inp.fill_(rank)
+        st.broadcast(inp, root=1)
+        assert bool((inp == 1).all())
+        inp.copy_(torch.arange(n * k) + 10000 * rank)
+        st.all_to_all(local, inp)
+        assert torch.equal(local, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
+        st.all_to_all(sym, torch.arange(n * k) + 10000 * rank)
+        assert torch.equal(sym, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
+        st.aclshmem_free_tensor(sym)
+        st.aclshmem_free_tensor(inp)
+    finally:
+        C._force_rma = False
+
+
+# ---------------------------------------------------------------------------
+# torch.distributed interop (run without the launcher's init)
+# ---------------------------------------------------------------------------
+
+
+def init_from_process_group(port):
+    """A PE that starts SHMEM from a gloo process group; returns what it saw."""
+    import warnings
+
+    import torch.distributed as dist
+
+    import shmem_torch as st
+    from shmem import core, testing
+
+    torch.set_num_threads(1)
+    rank, n = testing.pe(), testing.npes()
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n)
+    st.init(mem_size=64 << 20)
+    assert core.my_pe() == rank and core.n_pes() == n
+    x = st.full((1000,), float(rank + 1))
+    st.all_reduce(x)
+    ref = torch.full((1000,), float(rank + 1))
+    dist.all_reduce(ref)
+    assert torch.equal(x, ref)
+    st.aclshmem_free_tensor(x)
+    left = st.empty(4)  # not freed: finalize releases it with a warning and detaches it
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        st.finalize()
+    assert any("not freed" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    assert isinstance(left, st.FreedTensor)
+    # init again, from an explicit group
+    group = dist.new_group(list(range(n)))
+    st.init(group=group, mem_size=16 << 20)
+    y = st.zeros(3, dtype=torch.int64)
+    y.fill_(rank)
+    st.all_reduce(y, op="max")
+    result = y.tolist()
+    st.aclshmem_free_tensor(y)
+    st.finalize()
+    dist.destroy_process_group()
+    return result
