@@ -254,3 +254,27 @@ def tls_with_certificates(directory, password_ok=True):
         assert P.set_conf_store_tls(True, "") == P.ACLSHMEM_SUCCESS
     assert calls and calls[0] == "wp-terces", calls
     return rank
+
+
+def finalize_hooks():
+    """register_finalize_hook: hooks run before finalize, with the instance id, while the
+    heap is still mapped; a non-callable is refused; registering twice runs once."""
+    seen = []
+    buf = core.buffer(64)
+    buf.numpy("uint8")[:] = 7
+
+    def hook(instance_id):
+        seen.append((instance_id, int(buf.numpy("uint8")[0])))  # still readable here
+
+    core.register_finalize_hook(hook)
+    core.register_finalize_hook(hook)
+    raises(AclshmemInvalid, core.register_finalize_hook, 42)
+    core.free(buf)
+    seen_before = list(seen)
+    buf = core.buffer(64)
+    buf.numpy("uint8")[:] = 9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # buf is deliberately left for finalize
+        core.finalize()
+    assert seen_before == [] and seen == [(0, 9)], seen
+    return core.init_status().name

@@ -57,3 +57,7 @@ def test_tls_with_certificates_and_a_decrypt_callback(certificates):
 
 def test_tls_with_a_wrong_key_password_fails_cleanly(certificates):
     assert testing.run_pes(1, jobs_init.tls_with_certificates, certificates, False, init=False, timeout=60) == [0]
+
+
+def test_finalize_hooks_run_before_the_heap_goes():
+    assert testing.run_pes(2, jobs_init.finalize_hooks, timeout=60) == ["NOT_INITIALIZED"] * 2

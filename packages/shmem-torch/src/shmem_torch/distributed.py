@@ -4,7 +4,7 @@ from shmem import _pyshmem
 from shmem import core
 from shmem.core import AclshmemError, AclshmemInvalid
 
-from .tensor import check_int, finalize_warning, release_instance
+from .tensor import check_int
 
 __all__ = ["init", "finalize", "DEFAULT_MEM_SIZE"]
 
@@ -79,16 +79,7 @@ def init(group=None, mem_size=None, instance_id=0):
 
 def finalize(instance_id=None):
     """Collective: finalises the active SHMEM instance (or ``instance_id``).  Symmetric
-    tensors still allocated are released first, with a warning; using them afterwards
-    raises.  Does not touch the torch.distributed process group."""
-    if instance_id is None:
-        ctx = _pyshmem.aclshmemx_instance_ctx_get()
-        if ctx is None:
-            raise AclshmemError("finalize: no SHMEM instance is initialised")
-        target = ctx.id
-    else:
-        target = check_int(instance_id, "instance_id", 0, _pyshmem.ACLSHMEM_MAX_INSTANCE_ID)
-    count = release_instance(target)
-    if count:
-        finalize_warning(count, target)
+    tensors still allocated are released first, with a warning (shmem.core.finalize does the
+    same through a finalize hook); using them afterwards raises.  Does not touch the
+    torch.distributed process group."""
     core.finalize(instance_id)

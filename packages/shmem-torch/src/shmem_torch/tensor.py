@@ -542,3 +542,13 @@ def finalize_warning(count, instance_id):
         f"finalize: {count} symmetric tensor(s) of instance {instance_id} were not freed with "
         "aclshmem_free_tensor; they are released now and cannot be used any more",
         AclshmemWarning, stacklevel=3)
+
+
+def _detach_before_finalize(instance_id):
+    """Finalize unmaps the heaps: tensors still pointing there must raise, not crash."""
+    count = release_instance(instance_id)
+    if count:
+        finalize_warning(count, instance_id)
+
+
+core.register_finalize_hook(_detach_before_finalize)

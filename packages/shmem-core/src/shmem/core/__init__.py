@@ -33,7 +33,7 @@ from .._pyshmem import (
 from . import config, direct, init_final, memory, profiling, rma, stream, utils  # noqa: F401
 from .config import set_mte_config, set_rdma_config, set_sdma_config, set_udma_config
 from .direct import init_status, my_pe, n_pes, team_my_pe, team_n_pes
-from .init_final import UniqueID, finalize, get_unique_id, get_version, init
+from .init_final import UniqueID, finalize, get_unique_id, get_version, init, register_finalize_hook
 from .memory import align, buffer, calloc, free, get_peer_buffer
 from .multi_instance import current_instance, multi_instance, set_instance
 from .profiling import get_prof, show_prof
@@ -54,7 +54,8 @@ ComparisonType = CmpOp
 
 __all__ = [
     # init / finalize
-    "get_version", "get_unique_id", "init", "finalize", "init_status", "UniqueId", "UniqueID",
+    "get_version", "get_unique_id", "init", "finalize", "register_finalize_hook", "init_status", "UniqueId",
+    "UniqueID",
     # identity
     "my_pe", "n_pes", "team_my_pe", "team_n_pes",
     # memory

@@ -16,7 +16,28 @@ from .utils import (
     native_error,
 )
 
-__all__ = ["get_version", "get_unique_id", "init", "finalize", "UniqueId", "UniqueID"]
+__all__ = ["get_version", "get_unique_id", "init", "finalize", "register_finalize_hook", "UniqueId",
+           "UniqueID"]
+
+# Called with the instance id before that instance is finalized, so that packages built on
+# shmem.core (shmem_torch) can detach what points into its heaps before they are unmapped.
+_finalize_hooks = []
+
+
+def register_finalize_hook(hook):
+    """Registers ``hook(instance_id)``, called before every finalize of an instance (by this
+    module's :func:`finalize`), while its symmetric heaps are still mapped.  Registering the
+    same hook twice has no effect."""
+    if not callable(hook):
+        raise AclshmemInvalid(f"register_finalize_hook: {hook!r} is not callable")
+    if hook not in _finalize_hooks:
+        _finalize_hooks.append(hook)
+
+
+def _before_finalize(instance_id):
+    for hook in list(_finalize_hooks):
+        hook(instance_id)
+    _release_leftovers(instance_id)
 
 UniqueID = UniqueId
 UID_SIZE = _pyshmem.ACLSHMEM_UNIQUE_ID_SIZE
@@ -165,12 +186,12 @@ def finalize(instance_id=None):
             target = active_instance_id()
             if target is None:
                 raise AclshmemError("finalize: no instance is initialised")
-            _release_leftovers(target)
+            _before_finalize(target)
             rc = _pyshmem.aclshmem_finalize()
             api = "finalize"
         else:
             target = check_instance_id(instance_id)
-            _release_leftovers(target)
+            _before_finalize(target)
             rc = _pyshmem.aclshmemx_finalize(target)
             api = f"finalize({target})"
         if rc != _pyshmem.ACLSHMEM_SUCCESS:
