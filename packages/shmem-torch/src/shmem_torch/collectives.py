@@ -324,6 +324,15 @@ def _barrier(team):
         call_checked(f"barrier of team {team}", _pyshmem.aclshmem_barrier, team)
 
 
+def _each_member(team, me, n, visit):
+    """Between two barriers of team, calls visit(j) for every member j, starting with this
+    PE's own number so that the PEs reach different peers at the same moment."""
+    _barrier(team)
+    for step in range(n):
+        visit((me + step) % n)
+    _barrier(team)
+
+
 def barrier(team=0):
     """Collective: returns when every PE of ``team`` (default: the world) has called it;
     stores made before it are visible to every PE of the team after it."""
@@ -522,13 +531,11 @@ def all_gather(output, input, team=0):
             alloc, offset, flat_out = sym_out
             src = _flat_local(input, "input")
             peers = [_Peer(alloc, offset, flat_out, pe) for pe in pes]
-            _barrier(team)
-            for step in range(n):
-                j = (me + step) % n
-                if j == me and flat_out[me * k:].data_ptr() == src.data_ptr():
-                    continue  # in place
-                peers[j].write(me * k, src)
-            _barrier(team)
+            def push(j):
+                if not (j == me and flat_out[me * k:].data_ptr() == src.data_ptr()):  # else in place
+                    peers[j].write(me * k, src)
+
+            _each_member(team, me, n, push)
             return output
         sym_in = _try_symmetric(input, "input")
         if sym_in is None:
@@ -537,11 +544,7 @@ def all_gather(output, input, team=0):
         alloc, offset, flat_in = sym_in
         flat_out = output.view(-1)
         peers = [_Peer(alloc, offset, flat_in, pe) for pe in pes]
-        _barrier(team)
-        for step in range(n):
-            j = (me + step) % n
-            peers[j].read_into(0, k, flat_out[j * k:(j + 1) * k])
-        _barrier(team)
+        _each_member(team, me, n, lambda j: peers[j].read_into(0, k, flat_out[j * k:(j + 1) * k]))
     return output
 
 
@@ -596,11 +599,8 @@ def all_to_all(output, input, team=0):
             alloc, offset, flat_in = sym_in
             flat_out = output.view(-1)
             peers = [_Peer(alloc, offset, flat_in, pe) for pe in pes]
-            _barrier(team)
-            for step in range(n):
-                j = (me + step) % n
-                peers[j].read_into(me * k, (me + 1) * k, flat_out[j * k:(j + 1) * k])
-            _barrier(team)
+            _each_member(team, me, n,
+                         lambda j: peers[j].read_into(me * k, (me + 1) * k, flat_out[j * k:(j + 1) * k]))
             return output
         sym_out = _try_symmetric(output, "output")
         if sym_out is None:
@@ -609,9 +609,5 @@ def all_to_all(output, input, team=0):
         alloc, offset, flat_out = sym_out
         flat_in = input.view(-1)
         peers = [_Peer(alloc, offset, flat_out, pe) for pe in pes]
-        _barrier(team)
-        for step in range(n):
-            j = (me + step) % n
-            peers[j].write(me * k, flat_in[j * k:(j + 1) * k])
-        _barrier(team)
+        _each_member(team, me, n, lambda j: peers[j].write(me * k, flat_in[j * k:(j + 1) * k]))
     return output
