@@ -477,6 +477,36 @@ class LibraryNotFoundError(OSError):
     """libaclshmem could not be loaded; the message lists every place tried."""
 
 
+#: The C API this package binds (what aclshmem_info_get_version reports) and the
+#: shmem-native releases that carry it; keep the latter in step with pyproject's extra.
+ABI_VERSION = (1, 1)
+SUPPORTED_NATIVE = ">=1.1.1,<1.2"
+
+
+def _check_abi(ffi, lib, target):
+    """Refuses a library that is not a libaclshmem of ABI_VERSION with every function of
+    the cdef, at load rather than at the first call that happens to be missing."""
+    missing = []
+    for name in dir(lib):
+        try:
+            getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+    if "aclshmem_info_get_version" in missing:
+        raise LibraryNotFoundError(
+            f"{target} is not a libaclshmem (it has no aclshmem_info_get_version). {_INSTALL_HINT}")
+    major, minor = ffi.new("int *"), ffi.new("int *")
+    lib.aclshmem_info_get_version(major, minor)
+    found = (major[0], minor[0])
+    if found != ABI_VERSION or missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise LibraryNotFoundError(
+            f"{target} is libaclshmem ABI {found[0]}.{found[1]}, but shmem-core needs ABI "
+            f"{ABI_VERSION[0]}.{ABI_VERSION[1]} (shmem-native {SUPPORTED_NATIVE})"
+            + (f" and it lacks {len(missing)} function(s) shmem-core binds: {shown}" if missing else "")
+            + ". Install a matching shmem-native or rebuild the library from the same checkout.")
+
+
 _lock = threading.Lock()
 _ffi = None
 _lib = None
@@ -538,7 +568,9 @@ def load():
                 notes = list(stop.value or []) + notes
                 break
             try:
-                lib = ffi.dlopen(target)
+                # RTLD_NODELETE: the library's threads may still run at interpreter exit
+                # (a PE that never finalized); unloading the code under them would crash.
+                lib = ffi.dlopen(target, ffi.RTLD_NOW | ffi.RTLD_NODELETE)
             except OSError as exc:
                 if fatal:
                     raise LibraryNotFoundError(
@@ -547,6 +579,7 @@ def load():
                     ) from None
                 notes.append(f"{what} ({target}): {exc}")
                 continue
+            _check_abi(ffi, lib, target)
             _lib = lib
             _path = target
             globals()["lib"] = lib
