@@ -332,7 +332,8 @@ def check_ucx(runtime=None):
     if lib is None:
         return Check(name, WARN, "libucp is not installed: PEs on one host work, PEs on other hosts cannot "
                      "reach each other's heaps",
-                     "apt-get install libucx0 (and rebuild libaclshmem with -Ducx=enabled) for multi-host jobs")
+                     "run every PE of a job on one host: libaclshmem has no inter-node (UCX) "
+                     "transport yet, so installing UCX (apt-get install libucx0) prepares for it only")
     version = ""
     try:
         fn = lib.ucp_get_version_string
@@ -344,7 +345,7 @@ def check_ucx(runtime=None):
     if runtime and runtime["ok"] and not _install.loaded_libraries("libucp"):
         note = "; the loaded libaclshmem does not use it (built without UCX: PEs on other hosts cannot connect)"
         return Check(name, WARN, f"UCX{version} ({which}) is installed{note}",
-                     "rebuild libaclshmem with -Ducx=enabled for multi-host jobs")
+                     "run every PE of a job on one host: libaclshmem has no inter-node (UCX) transport yet")
     return Check(name, PASS, f"UCX{version} ({which})")
 
 
