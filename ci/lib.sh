@@ -23,9 +23,11 @@ CI_JOBS="${CI_JOBS:-2}"
 # libucx-dev); a package that is already installed costs nothing.
 APT_PACKAGES=(build-essential pkg-config libssl-dev)
 
-# Python packages of the venv: the build tools and what the tests import.
+# Python packages of the venv: the build tools, what the tests import and what builds
+# the documentation (docs/requirements.txt).
 PIP_BUILD_PACKAGES=(meson ninja meson-python)
-PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy matplotlib "torch==2.13.0")
+PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy matplotlib "torch==2.13.0"
+    "sphinx>=8,<10" furo sphinx-argparse)
 
 CI_STEP=""
 

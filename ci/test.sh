@@ -5,10 +5,13 @@
 #
 # On a fresh Debian machine (as root, or with sudo) it installs the missing system
 # packages, makes the venv .venv-ci, builds libaclshmem with its C tests in build-ci,
-# runs `meson test`, installs the Python packages (shmem-native first) and runs the
-# pytest tests of every package that has a tests/ folder, then those of tests/.
+# runs `meson test`, installs the Python packages (shmem-native first), builds the
+# documentation (`sphinx-build -W`) and runs its examples (the doctest builder), runs the
+# pytest tests of every package that has a tests/ folder, then those of tests/, and
+# finally ci/wheels.sh (the four wheels, installed from the wheels alone, run 2 PEs).
 # Exits non-zero if any step or any test fails.  Settings: see ci/lib.sh, plus
 #   CI_TIMEOUT_MULTIPLIER   passed to `meson test --timeout-multiplier` (default 1)
+#   CI_DOCS_DIR             where the documentation is built (default: $CI_BUILD_DIR/docs)
 set -euo pipefail
 
 # shellcheck source=ci/lib.sh
@@ -30,11 +33,12 @@ on_exit() {
 trap on_exit EXIT
 
 # Adds the counts of a finished suite: count_results KIND FILE
-#   KIND meson: FILE is meson's testlog.json; KIND junit: FILE is a pytest junit XML.
+#   KIND meson: FILE is meson's testlog.json; KIND junit: FILE is a pytest junit XML;
+#   KIND doctest: FILE is the output.txt of sphinx-build -b doctest.
 # Prints "P F S" (passed, failed, skipped).
 count_results() {
     "$VENV_PY" - "$1" "$2" <<'PY'
-import json, sys
+import json, re, sys
 import xml.etree.ElementTree as ET
 kind, path = sys.argv[1], sys.argv[2]
 p = f = s = 0
@@ -52,6 +56,13 @@ try:
                     s += 1
                 else:
                     f += 1
+    elif kind == "doctest":
+        # The summary that sphinx's doctest builder writes to output.txt.
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read().split("Doctest summary")[-1]
+        total = int(re.search(r"(\d+) tests?", text).group(1))
+        f = sum(int(n) for n in re.findall(r"(\d+) failures? in", text))
+        p = total - min(f, total)
     else:
         root = ET.parse(path).getroot()
         suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
@@ -62,7 +73,7 @@ try:
             p += total - bad - skip
             f += bad
             s += skip
-except (OSError, ValueError, ET.ParseError):
+except (OSError, ValueError, AttributeError, ET.ParseError):
     pass
 print(p, f, s)
 PY
@@ -121,6 +132,24 @@ assert os.path.isfile(os.path.join(n.pkgconfig_dir(), "aclshmem.pc")), n.pkgconf
 print("shmem_native", n.__version__, lib)
 ')
 
+# --- documentation ----------------------------------------------------------------
+# The site must build without a single warning; tests/test_docs.py then reads this HTML
+# (SHMEM_DOCS_HTML) instead of building it again.  -E: always from scratch, so that a
+# change of docs/_ext or of a docstring is never hidden by a cached page.
+DOCS_DIR="${CI_DOCS_DIR:-$CI_BUILD_DIR/docs}"
+step "documentation: sphinx-build -W -b html"
+status=0
+"$VENV_PY" -m sphinx -E -W --keep-going -q -b html docs "$DOCS_DIR/html" || status=$?
+record "sphinx-build html" "$status" "$((status == 0))" "$((status != 0))" 0
+export SHMEM_DOCS_HTML="$DOCS_DIR/html"
+
+step "documentation: the examples (sphinx-build -b doctest)"
+status=0
+rm -f "$DOCS_DIR/doctest/output.txt"
+"$VENV_PY" -m sphinx -E -q -b doctest docs "$DOCS_DIR/doctest" || status=$?
+read -r p f s < <(count_results doctest "$DOCS_DIR/doctest/output.txt")
+record "sphinx doctest" "$status" "$p" "$f" "$s"
+
 # has_pytest_files DIR: true when DIR holds test_*.py or *_test.py files.
 has_pytest_files() {
     [ -d "$1" ] && [ -n "$(find "$1" -type f \( -name 'test_*.py' -o -name '*_test.py' \) -print -quit)" ]
@@ -147,6 +176,12 @@ for tests_dir in "${TEST_DIRS[@]}"; do
     read -r p f s < <(count_results junit "$xml")
     record "pytest $rel" "$status" "$p" "$f" "$s"
 done
+
+# --- packaging ----------------------------------------------------------------------
+step "wheels: ci/wheels.sh"
+status=0
+bash "$REPO_ROOT/ci/wheels.sh" || status=$?
+record "ci/wheels.sh" "$status" "$((status == 0))" "$((status != 0))" 0
 
 # --- summary ------------------------------------------------------------------------
 CI_DONE=1
