@@ -33,6 +33,7 @@ ACLSHMEM_HOST_API int aclshmem_finalize(void);
 /** Collective: finalises instance_id (switching to it first if needed). */
 ACLSHMEM_HOST_API int aclshmemx_finalize(uint64_t instance_id);
 
+/** The C API version: 1.1. */
 ACLSHMEM_HOST_API void aclshmem_info_get_version(int *major, int *minor);
 
 /** Writes "ACLSHMEM vX.Y.Z" (at most ACLSHMEM_MAX_NAME_LEN bytes with the NUL). */
@@ -41,21 +42,29 @@ ACLSHMEM_HOST_API void aclshmem_info_get_name(char *name);
 /** Ends every PE of the job with status. */
 ACLSHMEM_HOST_API void aclshmem_global_exit(int status);
 
-/** TLS of the control plane; takes effect at the next init. */
+/** TLS of the control plane (on by default); takes effect at the next init and is refused
+ *  while an instance is initialised.  tls_info: "tlsCaPath: ...; tlsCaFile: a,b; tlsCert: ...;
+ *  tlsPk: ...; tlsPkPwd: ...; tlsCrlPath: ...; tlsCrlFile: ..." (empty: a key derived from
+ *  the unique ID's secret). */
 ACLSHMEM_HOST_API int32_t aclshmemx_set_conf_store_tls(bool enable, const char *tls_info,
                                                       const uint32_t tls_info_len);
+/** The TLS private key as PEM content, its (encrypted) password and the handler that
+ *  decrypts the password; takes effect at the next init. */
 ACLSHMEM_HOST_API int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tls_pk_len,
                                                             const char *tls_pk_pw,
                                                             const uint32_t tls_pk_pw_len,
                                                             const aclshmem_decrypt_handler decrypt_handler);
 
-/** The active instance (NULL when none is initialised) and switching between instances. */
+/** The active instance (NULL when none is initialised).  The active instance is per
+ *  process; kernels and stream workers act on their stream's instance. */
 ACLSHMEM_HOST_API aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void);
+/** Makes the initialised instance instance_id the active one. */
 ACLSHMEM_HOST_API int aclshmemx_instance_ctx_set(uint64_t instance_id);
 
 /** The message of the last failing call in this thread ("" if none).  A successful call
  *  leaves it alone, so clear it first to learn whether one void call failed. */
 ACLSHMEM_HOST_API const char *aclshmemx_get_last_error(void);
+/** Forgets this thread's last error. */
 ACLSHMEM_HOST_API void aclshmemx_clear_last_error(void);
 
 #ifdef __cplusplus

@@ -16,9 +16,11 @@ ACLSHMEM_HOST_API int32_t aclshmemx_set_extern_logger(void (*func)(int level, co
 /** Points *out_profs at this instance's profile (pe_id -1 unless SHMEM_CYCLE_PROF_PE names
  *  this PE); prints it when verbose. */
 ACLSHMEM_HOST_API void aclshmemx_get_prof(aclshmem_prof_pe_t **out_profs, bool verbose);
+/** Prints this instance's profile (aclshmemx_get_prof with verbose). */
 ACLSHMEM_HOST_API void aclshmemx_show_prof(void);
-/** Inside a kernel (or on the host, as block 0): time a user frame. */
+/** Inside a kernel (or on the host, as block 0): starts timing user frame (0..999). */
 ACLSHMEM_HOST_API void aclshmemx_prof_start(uint32_t frame);
+/** Ends user frame: adds one count and the cycles since aclshmemx_prof_start. */
 ACLSHMEM_HOST_API void aclshmemx_prof_end(uint32_t frame);
 
 #ifdef __cplusplus

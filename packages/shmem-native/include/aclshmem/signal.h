@@ -9,8 +9,11 @@
 extern "C" {
 #endif
 
+/** Puts elem_size bytes to dst on pe, then updates pe's 32-bit signal word sig_addr with
+ *  signal (sig_op: ACLSHMEM_SIGNAL_SET or _ADD); complete when it returns. */
 ACLSHMEM_HOST_API void aclshmemx_putmem_signal(void *dst, const void *src, size_t elem_size, void *sig_addr,
                                                int32_t signal, int sig_op, int pe);
+/** The same, complete after aclshmem_quiet(). */
 ACLSHMEM_HOST_API void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size,
                                                    void *sig_addr, int32_t signal, int sig_op, int pe);
 

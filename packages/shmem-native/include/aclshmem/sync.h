@@ -9,9 +9,13 @@
 extern "C" {
 #endif
 
+/** Collective over team: returns when every member has arrived. */
 ACLSHMEM_HOST_API void aclshmem_barrier(aclshmem_team_t team);
+/** aclshmem_barrier over the world team. */
 ACLSHMEM_HOST_API void aclshmem_barrier_all(void);
+/** Collective over team, like aclshmem_barrier (prior host stores are complete and visible). */
 ACLSHMEM_HOST_API void aclshmem_sync(aclshmem_team_t team);
+/** aclshmem_sync over the world team. */
 ACLSHMEM_HOST_API void aclshmem_sync_all(void);
 
 #ifdef __cplusplus

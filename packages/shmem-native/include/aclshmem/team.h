@@ -22,9 +22,12 @@ ACLSHMEM_HOST_API int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_
 ACLSHMEM_HOST_API int aclshmem_team_translate_pe(aclshmem_team_t src_team, int src_pe,
                                                  aclshmem_team_t dest_team);
 
+/** Releases team's id for reuse (the world team cannot be destroyed). */
 ACLSHMEM_HOST_API void aclshmem_team_destroy(aclshmem_team_t team);
 
+/** This PE's number in the world team. */
 ACLSHMEM_HOST_API int aclshmem_my_pe(void);
+/** The number of PEs in the world team. */
 ACLSHMEM_HOST_API int aclshmem_n_pes(void);
 /* -1 for a team that does not exist. */
 ACLSHMEM_HOST_API int aclshmem_team_my_pe(aclshmem_team_t team);
