@@ -46,10 +46,6 @@ def test_exit_pe():
     assert testing.run_pes(2, jobs_testing.ends_early, True, timeout=60) == ["bye 0", "bye 1"]
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "libaclshmem bug, intermittent (about 1 run in 3): aclshmem_finalize after a peer left without "
-    "finalizing crashes with SIGSEGV in wake_local_waiters (core/init.c:109), called by the bootstrap "
-    "agent thread (record_failure, bootstrap/client.c:65) while teardown (core/init.c:123) joins it"))
 def test_a_pe_that_leaves_early_is_reported_to_the_others():
     # A PE that leaves early is reported to the others by the library, not waited for.
     with pytest.raises(testing.PEError) as info:

@@ -494,6 +494,7 @@ class InstanceContext:
 
     @property
     def id(self):
+        """The instance id (read-only)."""
         return self._id
 
     def __eq__(self, other):
@@ -541,6 +542,7 @@ class Handle:
 
     @property
     def team_id(self):
+        """The team whose members take part in handle_wait; a live team id in 0..2047."""
         return self._team_id
 
     @team_id.setter
@@ -1056,24 +1058,22 @@ def aclshmem_signal_wait_until(sig_addr, cmp, cmp_val):
         _ptr("int32_t *", sig_addr, "sig_addr"), _opt_enum_int(cmp, "cmp"), _int(cmp_val, "cmp_val"))
 
 
-def aclshmemx_set_mte_config(offset, ub_size, sync_id):
-    return _native.lib.aclshmemx_set_mte_config(_int(offset, "offset"), _int(ub_size, "ub_size"),
-                                                _int(sync_id, "sync_id"))
+def _make_engine_setter(engine, minimum):
+    c_name = f"aclshmemx_set_{engine}_config"
+
+    def setter(offset, ub_size, sync_id):
+        return getattr(_native.lib, c_name)(_int(offset, "offset"), _int(ub_size, "ub_size"),
+                                            _int(sync_id, "sync_id"))
+
+    setter.__name__ = setter.__qualname__ = c_name
+    setter.__doc__ = (f"Sets the {engine.upper()} workspace (offset, ub_size >= {minimum}, sync_id) of the "
+                      "active instance; returns ACLSHMEM_SUCCESS or a native error code.")
+    return setter
 
 
-def aclshmemx_set_sdma_config(offset, ub_size, sync_id):
-    return _native.lib.aclshmemx_set_sdma_config(_int(offset, "offset"), _int(ub_size, "ub_size"),
-                                                 _int(sync_id, "sync_id"))
-
-
-def aclshmemx_set_rdma_config(offset, ub_size, sync_id):
-    return _native.lib.aclshmemx_set_rdma_config(_int(offset, "offset"), _int(ub_size, "ub_size"),
-                                                 _int(sync_id, "sync_id"))
-
-
-def aclshmemx_set_udma_config(offset, ub_size, sync_id):
-    return _native.lib.aclshmemx_set_udma_config(_int(offset, "offset"), _int(ub_size, "ub_size"),
-                                                 _int(sync_id, "sync_id"))
+# aclshmemx_set_{mte,sdma,rdma,udma}_config: one C call each, the same shape.
+for _engine, _minimum in (("mte", 0), ("sdma", 0), ("rdma", 128), ("udma", 128)):
+    globals()[f"aclshmemx_set_{_engine}_config"] = _make_engine_setter(_engine, _minimum)
 
 
 def aclshmemx_get_engine_config(engine):
@@ -1114,10 +1114,12 @@ def aclshmemx_stream_destroy(stream):
 
 
 def aclshmemx_block_idx():
+    """Inside a kernel: this block's index (0 outside one)."""
     return _native.lib.aclshmemx_block_idx()
 
 
 def aclshmemx_block_num():
+    """Inside a kernel: the number of blocks (1 outside one)."""
     return _native.lib.aclshmemx_block_num()
 
 
@@ -1224,10 +1226,12 @@ def aclshmemx_show_prof():
 
 
 def aclshmemx_prof_start(frame):
+    """Starts timing user profiling frame ``frame`` (0..999) in this block."""
     _native.lib.aclshmemx_prof_start(_int(frame, "frame"))
 
 
 def aclshmemx_prof_end(frame):
+    """Ends user frame ``frame``: adds one count and the cycles since prof_start."""
     _native.lib.aclshmemx_prof_end(_int(frame, "frame"))
 
 

@@ -27,6 +27,7 @@ class Stream:
 
     @property
     def closed(self):
+        """True once close() destroyed the stream."""
         return self._handle is None
 
     def synchronize(self):
