@@ -17,6 +17,7 @@ from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 from . import cheaders
+from .tables import new_table
 
 _ESCAPE = re.compile(r"([\\*`_|\[\]<>])")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[^A-Za-z_]+")
@@ -209,19 +210,7 @@ class CApiHeader(SphinxDirective):
         out.extend(self._parse(intro))
 
         rows = cheaders.expand_family(e)
-        tbl = nodes.table(classes=["shmem-family"])
-        tgroup = nodes.tgroup(cols=len(params) + 1)
-        tbl += tgroup
-        for width in [12] * len(params) + [76]:
-            tgroup += nodes.colspec(colwidth=width)
-        thead = nodes.thead()
-        tgroup += thead
-        hrow = nodes.row()
-        for head in params + ["functions"]:
-            hrow += nodes.entry("", nodes.paragraph(text=head))
-        thead += hrow
-        tbody = nodes.tbody()
-        tgroup += tbody
+        tbl, tbody = new_table(params + ["functions"], [12] * len(params) + [76], ["shmem-family"])
         index_entries = []
         for row, names in rows:
             r = nodes.row()

@@ -11,6 +11,8 @@ import re
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from .tables import new_table
+
 _OPTION = re.compile(r"option\((.*?)\)\s*$", re.S | re.M)
 
 
@@ -45,19 +47,7 @@ class MesonOptions(SphinxDirective):
                                              self.arguments[0]))
         self.env.note_dependency(path)
         rows = parse_options(path)
-        tbl = nodes.table()
-        tgroup = nodes.tgroup(cols=4)
-        tbl += tgroup
-        for width in (12, 10, 10, 68):
-            tgroup += nodes.colspec(colwidth=width)
-        thead = nodes.thead()
-        tgroup += thead
-        hrow = nodes.row()
-        for head in ("option", "type", "default", "what it does"):
-            hrow += nodes.entry("", nodes.paragraph(text=head))
-        thead += hrow
-        tbody = nodes.tbody()
-        tgroup += tbody
+        tbl, tbody = new_table(("option", "type", "default", "what it does"), (12, 10, 10, 68))
         for name, typ, default, desc in rows:
             row = nodes.row()
             row += nodes.entry("", nodes.paragraph("", "", nodes.literal(text=f"-D{name}")))

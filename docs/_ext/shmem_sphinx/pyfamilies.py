@@ -19,6 +19,8 @@ from docutils.statemachine import StringList
 from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
+from .tables import new_table
+
 MODULE = "shmem._pyshmem"
 
 # Titles of the families, by their first template; a family that is not listed here is
@@ -83,19 +85,7 @@ class PyshmemFamilies(SphinxDirective):
 
     def _table(self, kind, rows, py):
         heads = ["TYPE", "ctype", "functions"] if kind == "type" else ["BITS", "functions"]
-        tbl = nodes.table(classes=["shmem-family"])
-        tgroup = nodes.tgroup(cols=len(heads))
-        tbl += tgroup
-        for width in ([10, 10, 80] if kind == "type" else [10, 90]):
-            tgroup += nodes.colspec(colwidth=width)
-        thead = nodes.thead()
-        tgroup += thead
-        hrow = nodes.row()
-        for head in heads:
-            hrow += nodes.entry("", nodes.paragraph(text=head))
-        thead += hrow
-        tbody = nodes.tbody()
-        tgroup += tbody
+        tbl, tbody = new_table(heads, [10, 10, 80] if kind == "type" else [10, 90], ["shmem-family"])
         index_entries = []
         for tag, ctype, names in rows:
             row = nodes.row()

@@ -28,6 +28,8 @@ from sphinx import addnodes
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
+from .tables import new_table
+
 
 def public_names(module):
     names = getattr(module, "__all__", None)
@@ -139,19 +141,7 @@ class ModuleExtras(SphinxDirective):
 
     def _table(self, modname, objtype, heads, rows, py, link_second=False):
         heads = [h for h in heads if h]
-        tbl = nodes.table(classes=["shmem-module-extras"])
-        tgroup = nodes.tgroup(cols=len(heads))
-        tbl += tgroup
-        for _ in heads:
-            tgroup += nodes.colspec(colwidth=10)
-        thead = nodes.thead()
-        tgroup += thead
-        hrow = nodes.row()
-        for head in heads:
-            hrow += nodes.entry("", nodes.paragraph(text=head))
-        thead += hrow
-        tbody = nodes.tbody()
-        tgroup += tbody
+        tbl, tbody = new_table(heads, [10] * len(heads), ["shmem-module-extras"])
         index_entries = []
         for name, second, meaning in rows:
             fullname = f"{modname}.{name}"
