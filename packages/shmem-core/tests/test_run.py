@@ -169,8 +169,9 @@ def _free_port():
 
 
 def test_torchrun_environment(tmp_path):
-    """RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, as torchrun sets them, without torch:
-    rank 0 makes the unique ID and serves it on MASTER_PORT + 1."""
+    """RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, as torchrun sets them: rank 0 makes
+    the unique ID and hands it out through torch's TCPStore on MASTER_PORT, or without torch
+    over MASTER_PORT + 1 to ranks holding SHMEM_JOB_SECRET (test_bootstrap_trust.py)."""
     prog = _script(tmp_path, "tr.py", """
         import shmem.core as core
         for instance in range(2):   # a second init gets a fresh unique ID
@@ -191,7 +192,8 @@ def test_torchrun_environment(tmp_path):
     running = []
     for rank in range(world):
         env = _env(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
-                   MASTER_PORT=str(port), SHMEM_UID_EXCHANGE_PORT=str(exchange))
+                   MASTER_PORT=str(port), SHMEM_UID_EXCHANGE_PORT=str(exchange),
+                   SHMEM_JOB_SECRET="test_run secret")
         running.append(subprocess.Popen([sys.executable, prog], env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True))
     for rank, p in enumerate(running):

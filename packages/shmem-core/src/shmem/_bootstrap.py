@@ -13,21 +13,43 @@ passes no ``uid``.
    ``uid`` passed explicitly (one unique ID per instance).
 
 2. ``torchrun`` (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK is not needed).
-   Rank 0 makes a unique ID and serves it over a small TCP exchange on
-   ``MASTER_ADDR:SHMEM_UID_EXCHANGE_PORT`` (default ``MASTER_PORT + 1``); the other
-   ranks connect, retrying until ``SHMEM_UID_EXCHANGE_TIMEOUT`` seconds (default 120)
-   pass.  Torch is not needed.  Each request names the job (TORCHELASTIC_RUN_ID,
-   MASTER_PORT), the instance ID and how many times this process initialised before,
-   so several instances and re-initialisations each get a fresh unique ID.  Like
-   torch's own TCP store, the exchange is not encrypted: use it on trusted networks,
-   or pass ``uid=`` yourself.
+   Rank 0 makes a unique ID and hands it to the other ranks.  The unique ID carries the
+   job's secret (whoever holds it can join the job and map every PE's heap), so it only
+   travels where the job already trusts:
+
+   * torch importable: through torch's ``TCPStore`` on ``MASTER_ADDR:MASTER_PORT``, the
+     store torch.distributed itself rendezvouses through.  Under torchrun
+     (``TORCHELASTIC_USE_AGENT_STORE=True``) that store is the elastic agent's and every
+     rank is a client of it; otherwise rank 0 hosts it (multi-tenant, so a
+     ``torch.distributed.init_process_group`` in the same process shares it).  Whoever
+     can reach that port can read the store, so this is exactly torch.distributed's
+     trust: a network where only the job's hosts reach MASTER_PORT.  Rank 0 deletes the
+     key once init has completed (every rank has joined by then).
+
+   * torch not importable: every rank must have the same ``SHMEM_JOB_SECRET``.  Rank 0
+     serves the unique ID on ``MASTER_ADDR:SHMEM_UID_EXCHANGE_PORT`` (default
+     ``MASTER_PORT + 1``) only to a client that proves, by an HMAC-SHA256 over fresh
+     nonces of both sides, that it holds the secret; the answer proves the same of rank 0
+     and carries the unique ID encrypted with a key stream derived from the secret and
+     the nonces.  Without torch and without the secret, init fails and says so: there is
+     no unauthenticated exchange.
+
+   The other ranks keep trying until ``SHMEM_UID_EXCHANGE_TIMEOUT`` seconds (default 120)
+   pass.  Each exchange is named by the job (TORCHELASTIC_RUN_ID,
+   TORCHELASTIC_RESTART_COUNT, MASTER_PORT), the instance ID and how many times this
+   process initialised that instance before, so several instances, re-initialisations
+   and elastic restarts each get a fresh unique ID.
 """
 
+import hashlib
+import hmac
 import os
+import secrets
 import socket
 import struct
 import threading
 import time
+from datetime import timedelta
 
 ENV_UID = "SHMEM_RUN_UID"
 ENV_PE = "SHMEM_RUN_PE"
@@ -35,10 +57,9 @@ ENV_NPES = "SHMEM_RUN_NPES"
 ENV_MEM_SIZE = "SHMEM_RUN_MEM_SIZE"
 ENV_EXCHANGE_PORT = "SHMEM_UID_EXCHANGE_PORT"
 ENV_EXCHANGE_TIMEOUT = "SHMEM_UID_EXCHANGE_TIMEOUT"
+ENV_JOB_SECRET = "SHMEM_JOB_SECRET"
 
 UID_SIZE = 136
-_MAGIC = b"SHMEMUID"
-_REQUEST = struct.Struct("!8sI32s")  # magic, requesting rank, tag
 
 # How many times this process initialised each instance from its environment.
 _init_counts = {}
@@ -111,13 +132,11 @@ def next_init_number(instance_id):
         return n
 
 
-def _tag(instance_id, generation, master_port):
-    import hashlib
-
+def job_context(instance_id, generation, master_port):
+    """The public name of one unique-ID exchange: which job, restart, instance and init."""
     run_id = os.environ.get("TORCHELASTIC_RUN_ID", "")
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
-    text = f"{run_id}|{restart}|{master_port}|{instance_id}|{generation}"
-    return hashlib.sha256(text.encode()).digest()
+    return f"{run_id}|{restart}|{master_port}|{instance_id}|{generation}"
 
 
 def exchange_port(master_port):
@@ -130,15 +149,178 @@ def exchange_timeout():
     return float(text) if text else 120.0
 
 
-class UidServer:
-    """Rank 0's side: serves ``uid`` to the other ranks of the job, then stops."""
+def _torch_distributed():
+    """torch.distributed when torch is importable and has its TCPStore, else None."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not dist.is_available() or not hasattr(dist, "TCPStore"):
+        return None
+    return dist
 
-    def __init__(self, uid, world_size, host, port, tag, timeout):
+
+def torchrun_uid(rank, world_size, host, master_port, instance_id, make_uid):
+    """The unique ID of this torchrun job; rank 0 makes it with make_uid().
+
+    Returns (uid bytes, closer or None): rank 0 must call closer.close() once init has
+    completed (or failed)."""
+    generation = next_init_number(instance_id)
+    context = job_context(instance_id, generation, master_port)
+    timeout = exchange_timeout()
+    dist = _torch_distributed()
+    if dist is not None:
+        return _store_exchange(dist, rank, world_size, host, master_port, context, timeout, make_uid)
+    secret = os.environ.get(ENV_JOB_SECRET, "")
+    if not secret:
+        raise BootstrapError(
+            f"rank {rank} cannot receive the unique ID safely: torch is not importable (its TCPStore "
+            f"on MASTER_ADDR:MASTER_PORT would carry it) and {ENV_JOB_SECRET} is not set. Install "
+            f"torch, or set {ENV_JOB_SECRET} to the same private value on every rank, or pass uid= "
+            "(with rank and nranks) to init")
+    port = exchange_port(master_port)
+    if rank == 0:
+        uid = make_uid()
+        return uid, SecretUidServer(uid, world_size, host, port, context, secret, timeout)
+    return fetch_uid(rank, host, port, context, secret, timeout), None
+
+
+# ---------------------------------------------------------------------------
+# torch's TCPStore
+# ---------------------------------------------------------------------------
+
+def _store_key(context):
+    return "shmem/unique_id/" + context
+
+
+def _agent_store_in_use():
+    """torchrun's elastic agent hosts the store on MASTER_PORT; every rank is a client."""
+    return os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+
+
+def _open_store(dist, rank, host, port, timeout):
+    hosting = rank == 0 and not _agent_store_in_use()
+    try:
+        # world_size None and no waiting for workers: this store must not take part in the
+        # agent's or torch.distributed's counting of who has connected.
+        return dist.TCPStore(host, port, None, hosting, timedelta(seconds=timeout), wait_for_workers=False,
+                             multi_tenant=hosting)
+    except Exception as exc:  # torch raises its own RuntimeError subclasses
+        role = "host" if hosting else "reach"
+        raise BootstrapError(
+            f"rank {rank} cannot {role} torch's TCPStore on {host}:{port} to exchange the unique ID: "
+            f"{exc}. Is MASTER_PORT right (and free on rank 0 when no torchrun agent hosts it)? Or pass "
+            "uid= to init") from None
+
+
+class _StoreEntry:
+    """Rank 0's unique ID in the store: deleted by close(), once every rank has joined."""
+
+    def __init__(self, store, key):
+        self.store = store
+        self.key = key
+
+    def close(self):
+        if self.store is None:
+            return
+        store, self.store = self.store, None
+        try:
+            store.delete_key(self.key)
+        except Exception:
+            pass  # the store is gone: so is the key
+
+
+def _store_exchange(dist, rank, world_size, host, port, context, timeout, make_uid):
+    store = _open_store(dist, rank, host, port, timeout)
+    key = _store_key(context)
+    if rank == 0:
+        uid = make_uid()
+        store.set(key, uid)
+        return uid, _StoreEntry(store, key)
+    try:
+        uid = store.get(key)
+    except Exception as exc:
+        raise BootstrapError(
+            f"rank {rank} got no unique ID from rank 0 through torch's TCPStore on {host}:{port} within "
+            f"{timeout:g} s ({exc}). Is rank 0 running and calling init?") from None
+    if len(uid) != UID_SIZE:
+        raise BootstrapError(f"the unique ID in torch's TCPStore has {len(uid)} bytes, not {UID_SIZE}")
+    return bytes(uid), None
+
+
+# ---------------------------------------------------------------------------
+# The SHMEM_JOB_SECRET exchange (no torch)
+#
+#   client -> server  HELLO: magic, rank, sha256(context), client nonce
+#   server -> client  status (OK, or OTHER_JOB and close), server nonce
+#   client -> server  proof = HMAC(key, "client" | context | rank | nonces)
+#   server -> client  status (OK, or REJECTED and close), uid XOR key stream,
+#                     HMAC(key, "server" | context | rank | nonces | ciphertext)
+#
+# key = HMAC(SHMEM_JOB_SECRET, label).  Fresh nonces on both sides: a recorded
+# conversation proves nothing a second time, and no answer helps to guess the secret.
+# ---------------------------------------------------------------------------
+
+_MAGIC = b"SHMEMUX2"
+_HELLO = struct.Struct("!8sI32s32s")  # magic, rank, context digest, client nonce
+_NONCE = 32
+_MAC = 32
+_OK, _REJECTED, _OTHER_JOB = 0, 1, 2
+# A client gets this long to finish its handshake; rank 0 serves at most this many at once.
+HANDSHAKE_SECONDS = 5.0
+MAX_HANDSHAKES = 32
+
+
+def _derive_key(secret):
+    return hmac.new(secret.encode(), b"shmem unique-id exchange v2", hashlib.sha256).digest()
+
+
+def _transcript(context_digest, rank, cnonce, snonce):
+    return context_digest + struct.pack("!I", rank) + cnonce + snonce
+
+
+def _key_stream(key, transcript, n):
+    blocks = []
+    for i in range(-(-n // 32)):
+        blocks.append(hmac.new(key, b"stream" + transcript + struct.pack("!I", i), hashlib.sha256).digest())
+    return b"".join(blocks)[:n]
+
+
+def _xor(a, b):
+    return bytes(x ^ y for x, y in zip(a, b))
+
+
+def _mac(key, label, *parts):
+    return hmac.new(key, label + b"".join(parts), hashlib.sha256).digest()
+
+
+def _recv_exact(conn, n, deadline):
+    chunks = []
+    while n:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("handshake took too long")
+        conn.settimeout(remaining)
+        chunk = conn.recv(n)
+        if not chunk:
+            raise ConnectionError("connection closed early")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+class SecretUidServer:
+    """Rank 0's side: serves ``uid`` to clients that prove they hold the job secret,
+    until close() or ``timeout`` seconds pass."""
+
+    def __init__(self, uid, world_size, host, port, context, secret, timeout):
         self.uid = uid
-        self.pending = set(range(1, world_size))
-        self.tag = tag
+        self.world_size = world_size
+        self.context_digest = hashlib.sha256(context.encode()).digest()
+        self.key = _derive_key(secret)
         self.deadline = time.monotonic() + timeout
-        self.sock = None
+        self.slots = threading.BoundedSemaphore(MAX_HANDSHAKES)
+        self.closed = threading.Event()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -148,87 +330,113 @@ class UidServer:
             sock.close()
             raise BootstrapError(
                 f"rank 0 cannot serve the unique ID on {host}:{port}: {exc}. Set {ENV_EXCHANGE_PORT} "
-                "to a free port (the same on every rank), or pass uid= to init"
-            ) from None
+                "to a free port (the same on every rank), or pass uid= to init") from None
         sock.listen(128)
         sock.settimeout(0.2)
         self.sock = sock
-        self.thread = threading.Thread(target=self._serve, name="shmem-uid-server", daemon=True)
-        if self.pending:
+        self.thread = threading.Thread(target=self._accept_loop, name="shmem-uid-server", daemon=True)
+        if world_size > 1:
             self.thread.start()
         else:
             self.close()
 
-    def _serve(self):
+    def _accept_loop(self):
         try:
-            while self.pending and time.monotonic() < self.deadline:
+            while not self.closed.is_set() and time.monotonic() < self.deadline:
                 try:
                     conn, _ = self.sock.accept()
                 except socket.timeout:
                     continue
                 except OSError:
                     return
-                with conn:
-                    try:
-                        conn.settimeout(5.0)
-                        data = _recv_exact(conn, _REQUEST.size)
-                        magic, rank, tag = _REQUEST.unpack(data)
-                        if magic != _MAGIC or tag != self.tag:
-                            continue  # someone else's job or an old request: say nothing
-                        conn.sendall(self.uid)
-                        self.pending.discard(rank)
-                    except (OSError, struct.error):
-                        continue
+                # A full house of handshakes: the newcomer is dropped (it retries), so idle
+                # or slow clients cannot hold rank 0 up for longer than HANDSHAKE_SECONDS.
+                if not self.slots.acquire(blocking=False):
+                    conn.close()
+                    continue
+                threading.Thread(target=self._serve_one, args=(conn,), name="shmem-uid-handshake",
+                                 daemon=True).start()
         finally:
             self.close()
 
+    def _serve_one(self, conn):
+        try:
+            with conn:
+                self._handshake(conn, time.monotonic() + HANDSHAKE_SECONDS)
+        except (OSError, ValueError, struct.error):
+            pass  # a client that breaks the protocol learns nothing and is dropped
+        finally:
+            self.slots.release()
+
+    def _handshake(self, conn, deadline):
+        magic, rank, context_digest, cnonce = _HELLO.unpack(_recv_exact(conn, _HELLO.size, deadline))
+        if (magic != _MAGIC or not hmac.compare_digest(context_digest, self.context_digest)
+                or not 0 < rank < self.world_size):
+            conn.sendall(bytes([_OTHER_JOB]))
+            return
+        snonce = secrets.token_bytes(_NONCE)
+        conn.sendall(bytes([_OK]) + snonce)
+        transcript = _transcript(self.context_digest, rank, cnonce, snonce)
+        proof = _recv_exact(conn, _MAC, deadline)
+        if not hmac.compare_digest(proof, _mac(self.key, b"client", transcript)):
+            conn.sendall(bytes([_REJECTED]))
+            return
+        sealed = _xor(self.uid, _key_stream(self.key, transcript, len(self.uid)))
+        conn.sendall(bytes([_OK]) + sealed + _mac(self.key, b"server", transcript, sealed))
+
     def close(self):
-        if self.sock is not None:
-            try:
-                self.sock.close()
-            except OSError:
-                pass
+        self.closed.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
 
 
-def _recv_exact(conn, n):
-    chunks = []
-    while n:
-        chunk = conn.recv(n)
-        if not chunk:
-            raise OSError("connection closed early")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+class _OtherJob(Exception):
+    """The server at the address serves another job, instance or init (for now)."""
 
 
-def fetch_uid(rank, host, port, tag, timeout):
-    """A rank other than 0: asks rank 0 for the unique ID until it answers."""
+def _ask_once(conn, rank, context_digest, key, deadline, where):
+    cnonce = secrets.token_bytes(_NONCE)
+    conn.sendall(_HELLO.pack(_MAGIC, rank, context_digest, cnonce))
+    status = _recv_exact(conn, 1, deadline)[0]
+    if status != _OK:
+        raise _OtherJob()
+    snonce = _recv_exact(conn, _NONCE, deadline)
+    transcript = _transcript(context_digest, rank, cnonce, snonce)
+    conn.sendall(_mac(key, b"client", transcript))
+    status = _recv_exact(conn, 1, deadline)[0]
+    if status == _REJECTED:
+        raise BootstrapError(
+            f"rank 0 at {where} rejected rank {rank}'s proof of {ENV_JOB_SECRET}: the ranks were started "
+            f"with different {ENV_JOB_SECRET} values")
+    reply = _recv_exact(conn, UID_SIZE + _MAC, deadline)
+    sealed, mac = reply[:UID_SIZE], reply[UID_SIZE:]
+    if status != _OK or not hmac.compare_digest(mac, _mac(key, b"server", transcript, sealed)):
+        raise BootstrapError(
+            f"the server at {where} did not prove that it holds {ENV_JOB_SECRET}: it is not rank 0 of this "
+            f"job, or rank 0 has a different {ENV_JOB_SECRET}")
+    return _xor(sealed, _key_stream(key, transcript, UID_SIZE))
+
+
+def fetch_uid(rank, host, port, context, secret, timeout):
+    """A rank other than 0: asks rank 0 for the unique ID, proving it holds ``secret``,
+    until rank 0 answers or ``timeout`` seconds pass."""
+    where = f"{host}:{port}"
+    context_digest = hashlib.sha256(context.encode()).digest()
+    key = _derive_key(secret)
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection((host, port), timeout=5.0) as conn:
-                conn.sendall(_REQUEST.pack(_MAGIC, rank, tag))
-                return _recv_exact(conn, UID_SIZE)
+            with socket.create_connection((host, port), timeout=HANDSHAKE_SECONDS) as conn:
+                step_deadline = min(deadline, time.monotonic() + HANDSHAKE_SECONDS)
+                return _ask_once(conn, rank, context_digest, key, step_deadline, where)
+        except _OtherJob:
+            last = "the server there serves another job, instance or init"
         except OSError as exc:
             last = exc
-            time.sleep(0.1)
+        time.sleep(0.1)
     raise BootstrapError(
-        f"rank {rank} got no unique ID from rank 0 at {host}:{port} within {timeout:g} s "
-        f"(last error: {last}). Is rank 0 running and calling init? Set {ENV_EXCHANGE_PORT} if "
-        "that port is taken"
-    )
-
-
-def torchrun_uid(rank, world_size, host, master_port, instance_id, make_uid):
-    """The unique ID of this torchrun job; rank 0 makes it with make_uid().
-
-    Returns (uid bytes, server or None): rank 0 must close the server after init."""
-    generation = next_init_number(instance_id)
-    port = exchange_port(master_port)
-    tag = _tag(instance_id, generation, master_port)
-    timeout = exchange_timeout()
-    if rank == 0:
-        uid = make_uid()
-        return uid, UidServer(uid, world_size, host, port, tag, timeout)
-    return fetch_uid(rank, host, port, tag, timeout), None
+        f"rank {rank} got no unique ID from rank 0 at {where} within {timeout:g} s (last error: {last}). "
+        f"Is rank 0 running and calling init? Set {ENV_EXCHANGE_PORT} if that port is taken")
