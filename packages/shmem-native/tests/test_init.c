@@ -406,6 +406,16 @@ static int default_init(int me, int n, int port)
 
 static int t_default_mode(int me, int n)
 {
+    /* With TLS on, DEFAULT mode needs a job secret (or certificates); with TLS off it runs
+     * unauthenticated, as the user chose. */
+    if (harness_current_opts()->tls) {
+        char secret[33];
+        if (me == 0)
+            snprintf(secret, sizeof secret, "%08x%08x%08x%08x", (unsigned)rand(), (unsigned)getpid(),
+                     (unsigned)(harness_now() * 1e6), (unsigned)rand());
+        harness_bcast(secret, sizeof secret);
+        setenv("SHMEM_JOB_SECRET", secret, 1);
+    }
     for (int round = 0; round < 2; round++) {
         int port = 0;
         if (me == 0)

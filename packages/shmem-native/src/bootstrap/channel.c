@@ -248,6 +248,17 @@ static int verify_own_certificate(SSL_CTX *ctx)
     return ACLSHMEM_SUCCESS;
 }
 
+int shmemi_channel_uses_certificates(void)
+{
+    shmemi_tls_settings_t settings;
+    shmemi_settings_tls(&settings);
+    if (!settings.tls_enabled)
+        return 0;
+    tls_files_t files;
+    parse_tls_info(settings.tls_info, &files);
+    return files.cert[0] != '\0';
+}
+
 int shmemi_channel_check_settings(void)
 {
     shmemi_tls_settings_t settings;

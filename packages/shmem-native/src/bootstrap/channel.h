@@ -23,6 +23,10 @@ int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t
  * once on every PE instead of as a failed handshake on some.  An aclshmem error code. */
 int shmemi_channel_check_settings(void);
 
+/* 1 when TLS is on and tls_info names a certificate (tlsCert): peers then authenticate
+ * with certificates rather than only with the job secret. */
+int shmemi_channel_uses_certificates(void);
+
 /* 0, -ETIMEDOUT, -EPIPE (closed) or another -errno. */
 int shmemi_channel_send(shmemi_channel_t *ch, const void *buf, size_t len, int64_t deadline_ms);
 int shmemi_channel_recv(shmemi_channel_t *ch, void *buf, size_t len, int64_t deadline_ms);

@@ -11,9 +11,12 @@
 #include <unistd.h>
 
 #include "aclshmem/init.h"
+#include "bootstrap/channel.h"
 #include "bootstrap/crypto.h"
 #include "bootstrap/net.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "core/settings.h"
 
 /* Sockets bound by aclshmemx_get_uniqueid, kept so the port stays ours until PE 0 (in this
  * process or another) listens on it. */
@@ -181,8 +184,6 @@ int aclshmemx_get_uniqueid(aclshmemx_uniqueid_t *uid)
     return ACLSHMEM_SUCCESS;
 }
 
-/* DEFAULT mode has no exchanged secret: it is derived from the URL and SHMEM_JOB_SECRET,
- * which every PE of a job should set to the same private value. */
 /* The port of instance_id from SHMEM_INSTANCE_PORT_RANGE=start:end. */
 static int instance_port(uint64_t instance_id, uint16_t *port)
 {
@@ -204,6 +205,8 @@ static int instance_port(uint64_t instance_id, uint16_t *port)
     return ACLSHMEM_SUCCESS;
 }
 
+/* DEFAULT mode has no exchanged secret: it is derived from the URL and SHMEM_JOB_SECRET,
+ * which every PE of a job sets to the same private value. */
 int shmemi_uid_from_url(const char *url, uint64_t instance_id, shmemi_uid_inner_t *inner)
 {
     const char *rest = NULL;
@@ -226,10 +229,38 @@ int shmemi_uid_from_url(const char *url, uint64_t instance_id, shmemi_uid_inner_
     }
     if (ntohs(inner->port_be) <= 1024)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: ip_port \"%s\" needs a port above 1024", url);
-    char material[512];
+    /* Hashed piece by piece: SHMEM_JOB_SECRET may be of any length, and all of it counts. */
+    char port[8];
+    snprintf(port, sizeof(port), "%u", (unsigned)ntohs(inner->port_be));
     const char *job_secret = getenv("SHMEM_JOB_SECRET");
-    int n = snprintf(material, sizeof(material), "aclshmem-default:%s:%u:%s", url,
-                     (unsigned)ntohs(inner->port_be), job_secret ? job_secret : "");
-    shmemi_sha256(material, (size_t)n, inner->secret);
+    if (shmemi_sha256_strings(inner->secret, "aclshmem-default", url, port, job_secret ? job_secret : "",
+                              (const char *)NULL) != 0)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "init: cannot hash the DEFAULT-mode job secret (OpenSSL failed)");
     return ACLSHMEM_SUCCESS;
+}
+
+/* Who may join a DEFAULT-mode job: whoever holds SHMEM_JOB_SECRET, or a certificate the
+ * CA signed.  Without either, anyone who can reach the address could join and map every
+ * heap, so that runs only when the user chose it by turning TLS off. */
+int shmemi_uid_check_default_auth(const char *url)
+{
+    const char *job_secret = getenv("SHMEM_JOB_SECRET");
+    if (job_secret && *job_secret)
+        return ACLSHMEM_SUCCESS;
+    if (shmemi_channel_uses_certificates())
+        return ACLSHMEM_SUCCESS;
+    shmemi_tls_settings_t tls;
+    shmemi_settings_tls(&tls);
+    if (!tls.tls_enabled) {
+        SHMEMI_WARN("init: DEFAULT mode at %s runs UNAUTHENTICATED (TLS turned off and no "
+                    "SHMEM_JOB_SECRET): anyone who can reach the address can join the job and map its "
+                    "memory", url);
+        return ACLSHMEM_SUCCESS;
+    }
+    return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                       "init: DEFAULT mode (ip_port \"%s\") has no secret, so anyone who can reach the "
+                       "address could join the job. Set SHMEM_JOB_SECRET to the same private value on "
+                       "every PE, or configure TLS certificates (aclshmemx_set_conf_store_tls(true, "
+                       "\"tlsCert: ...; tlsPk: ...; tlsCaFile: ...\")), or run unauthenticated by turning "
+                       "TLS off with aclshmemx_set_conf_store_tls(false, ...)", url);
 }

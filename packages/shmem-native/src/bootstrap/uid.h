@@ -42,6 +42,11 @@ int shmemi_uid_take_reserved_socket(const shmemi_uid_inner_t *inner);
  * start + instance_id.  An aclshmem error code (recorded) on failure. */
 int shmemi_uid_from_url(const char *url, uint64_t instance_id, shmemi_uid_inner_t *inner);
 
+/* DEFAULT mode runs only with a secret: SHMEM_JOB_SECRET set (non-empty), TLS certificates
+ * configured, or TLS turned off by the user (then with a warning that the job is
+ * unauthenticated).  ACLSHMEM_INVALID_PARAM (recorded) otherwise. */
+int shmemi_uid_check_default_auth(const char *url);
+
 /* sockaddr of the UID's address. */
 socklen_t shmemi_uid_sockaddr(const shmemi_uid_inner_t *inner, struct sockaddr_storage *ss);
 

@@ -83,8 +83,10 @@ static int resolve_job(aclshmemx_bootstrap_t flags, const aclshmemx_init_attr_t 
         memcpy(url, attr->ip_port, ACLSHMEM_MAX_IP_PORT_LEN);
         url[ACLSHMEM_MAX_IP_PORT_LEN] = '\0';
         int rc = shmemi_uid_from_url(url, attr->instance_id, inner);
+        if (rc == ACLSHMEM_SUCCESS)
+            return shmemi_uid_check_default_auth(url);
         /* An unusable URL falls back to a unique ID in comm_args, as in the original. */
-        if (rc == ACLSHMEM_SUCCESS || !attr->comm_args)
+        if (!attr->comm_args)
             return rc;
         return shmemi_uid_decode(attr->comm_args, inner);
     }

@@ -1,8 +1,10 @@
 #include "mem/heap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,14 @@
 #include "core/error.h"
 #include "core/log.h"
 
+/* The hand-off server: connections served at once, how long one may stay silent, and how
+ * many may wait in the kernel's queue. */
+#define HANDOFF_MAX_CLIENTS 32
+#define HANDOFF_CLIENT_MS 5000
+#define HANDOFF_BACKLOG 64
+/* The collective that ends the hand-off uses the caller's key plus this. */
+#define HEAPS_DONE_KEY_OFFSET 0x100
+
 static const char *const segment_names[SHMEMI_SEG_COUNT] = {"aclshmem-host-heap", "aclshmem-device-heap",
                                                             "aclshmem-control"};
 
@@ -28,13 +38,6 @@ typedef struct {
     int32_t pid;
     int32_t reserved;
 } node_info_t;
-
-/* What a PE sends with its memfds. */
-typedef struct {
-    int32_t pe;
-    int32_t reserved;
-    uint64_t size[SHMEMI_SEG_COUNT];
-} fd_offer_t;
 
 /* Maps fd at an address aligned to SHMEMI_HEAP_ALIGN for the heaps, so an alignment
  * asked of the allocator (which works in offsets) holds for the address on every PE. */
@@ -78,6 +81,22 @@ static void socket_name(char *out, size_t len, const uint8_t secret[32], int pe)
              tag[4], tag[5], tag[6], tag[7], pe);
 }
 
+/* A memfd of size bytes that nobody, holder of a copy of the fd or not, can shrink (which
+ * would kill every process mapping it with SIGBUS) or grow. */
+static int create_sealed_memfd(const char *name, size_t size)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, (off_t)size) != 0 || fcntl(fd, F_ADD_SEALS, SHMEMI_HEAP_SEALS) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_size,
                         size_t ctrl_size, const uint8_t secret[32])
 {
@@ -94,9 +113,8 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
         shmemi_segment_t *seg = &h->seg[s];
         seg->size = s == SHMEMI_SEG_CTRL ? ctrl_size : heap_size;
         seg->peer_base = calloc((size_t)n_pes, sizeof(uint8_t *));
-        seg->fd = memfd_create(segment_names[s], MFD_CLOEXEC);
-        if (!seg->peer_base || seg->fd < 0 || ftruncate(seg->fd, (off_t)seg->size) != 0 ||
-            !(seg->base = map_segment(seg->fd, seg->size, s)))
+        seg->fd = create_sealed_memfd(segment_names[s], seg->size);
+        if (!seg->peer_base || seg->fd < 0 || !(seg->base = map_segment(seg->fd, seg->size, s)))
             return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot create the %zu-byte %s: %s", seg->size,
                                segment_names[s], strerror(errno));
         seg->peer_base[my_pe] = seg->base;
@@ -109,9 +127,9 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
     struct sockaddr_un sun;
     socklen_t len = 0;
     make_socket_address(h->socket_name, &sun, &len);
-    h->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    h->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* accepted in a loop */
     if (h->listen_fd < 0 || bind(h->listen_fd, (struct sockaddr *)&sun, len) != 0 ||
-        listen(h->listen_fd, n_pes) != 0)
+        listen(h->listen_fd, HANDOFF_BACKLOG) != 0)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR,
                            "PE %d cannot open its memory-sharing socket: %s (is another process "
                            "already PE %d of this job?)", my_pe, strerror(errno), my_pe);
@@ -133,66 +151,166 @@ static void read_node_info(node_info_t *info)
     info->pid = (int32_t)getpid();
 }
 
-/* Serving side: hand our memfds to each same-node peer that proves it is in the job. */
+/* ---- the memfd hand-off ---------------------------------------------------------------
+ * Each PE serves its memfds on an abstract Unix socket during init.  The name is public
+ * (/proc/net/unix), so the server trusts nobody: it accepts only processes of its own user
+ * (SO_PEERCRED), then only a proof of the job secret, serves every connection at once
+ * (poll) and drops any that stays silent for HANDOFF_CLIENT_MS, so idle clients cannot
+ * stall init.  The fetching side checks that the server is of its user too, and that each
+ * memfd is sealed against resizing and has the size it expects. */
+
+typedef struct {
+    int32_t pe;
+    uint8_t proof[SHMEMI_PROOF_LEN];
+} handoff_request_t;
+
+typedef struct {
+    int fd; /* -1: a free slot */
+    int64_t deadline;
+    size_t got;
+    handoff_request_t request;
+} handoff_client_t;
+
 typedef struct {
     shmemi_heap_set_t *h;
     shmemi_bootstrap_t *boot;
     const uint8_t *secret;
-    int expected;
     int64_t deadline;
-    int served;
-} serve_arg_t;
+    atomic_int stop;
+    handoff_client_t client[HANDOFF_MAX_CLIENTS];
+} handoff_server_t;
 
-static int serve_one(serve_arg_t *a, int fd)
+/* 1 when the process at the other end of a Unix socket runs as our user. */
+static int peer_is_same_user(int fd, struct ucred *cred)
 {
-    struct {
-        int32_t pe;
-        uint8_t proof[SHMEMI_PROOF_LEN];
-    } request;
-    if (shmemi_recv_all(fd, &request, sizeof(request), a->deadline) != 0)
-        return -1;
-    uint8_t expected[SHMEMI_PROOF_LEN];
-    shmemi_proof(a->secret, "aclshmem-memfd", &request.pe, sizeof(request.pe), expected);
-    if (!shmemi_proof_equal(expected, request.proof) || request.pe < 0 || request.pe >= a->h->n_pes)
-        return -1;
-    fd_offer_t offer = {.pe = a->h->my_pe};
+    socklen_t len = sizeof(*cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) != 0 || len != sizeof(*cred))
+        return 0;
+    return cred->uid == geteuid();
+}
+
+static void drop_client(handoff_client_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+}
+
+/* A free slot; when all are taken, the oldest connection makes room, so a flood of
+ * clients cannot lock legitimate ones out. */
+static handoff_client_t *client_slot(handoff_server_t *s)
+{
+    handoff_client_t *oldest = &s->client[0];
+    for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++) {
+        if (s->client[i].fd < 0)
+            return &s->client[i];
+        if (s->client[i].deadline < oldest->deadline)
+            oldest = &s->client[i];
+    }
+    drop_client(oldest);
+    return oldest;
+}
+
+static void accept_clients(handoff_server_t *s)
+{
+    for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++) {
+        int fd = accept4(s->h->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct ucred cred;
+        if (!peer_is_same_user(fd, &cred)) {
+            SHMEMI_INFO("PE %d refused a memory-sharing connection from pid %d, uid %u: not our user",
+                        s->h->my_pe, (int)cred.pid, (unsigned)cred.uid);
+            close(fd);
+            continue;
+        }
+        handoff_client_t *c = client_slot(s);
+        *c = (handoff_client_t){.fd = fd, .deadline = shmemi_now_ms() + HANDOFF_CLIENT_MS};
+    }
+}
+
+static int send_offer(int fd, const shmemi_heap_set_t *h)
+{
+    shmemi_fd_offer_t offer = {.pe = h->my_pe};
     int fds[SHMEMI_SEG_COUNT];
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        offer.size[s] = a->h->seg[s].size;
-        fds[s] = a->h->seg[s].fd;
+        offer.size[s] = h->seg[s].size;
+        fds[s] = h->seg[s].fd;
     }
     struct iovec iov = {.iov_base = &offer, .iov_len = sizeof(offer)};
-    char control[CMSG_SPACE(sizeof(fds))];
-    memset(control, 0, sizeof(control));
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                         .msg_controllen = sizeof(control)};
+    union {
+        char buf[CMSG_SPACE(sizeof(fds))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN(sizeof(fds));
     memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-    return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(offer) ? 0 : -1;
+    return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(offer) ? 0 : -1;
+}
+
+/* Reads what the client has sent; once the whole request is there, answers it.  The
+ * connection is finished (drop it) unless the request is still incomplete. */
+static int serve_client(handoff_server_t *s, handoff_client_t *c)
+{
+    ssize_t n = recv(c->fd, (char *)&c->request + c->got, sizeof(c->request) - c->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n <= 0)
+        return 1;
+    c->got += (size_t)n;
+    if (c->got < sizeof(c->request))
+        return 0;
+    uint8_t expected[SHMEMI_PROOF_LEN];
+    int32_t pe = c->request.pe;
+    if (shmemi_proof(s->secret, "aclshmem-memfd", &pe, sizeof(pe), expected) == 0 &&
+        shmemi_proof_equal(expected, c->request.proof) && pe >= 0 && pe < s->h->n_pes && pe != s->h->my_pe &&
+        send_offer(c->fd, s->h) != 0)
+        SHMEMI_INFO("PE %d could not hand its heaps to PE %d: %s", s->h->my_pe, pe, strerror(errno));
+    return 1;
+}
+
+static void serve_ready_clients(handoff_server_t *s, const struct pollfd *pfd, const int *slot, int n)
+{
+    int64_t now = shmemi_now_ms();
+    for (int i = 0; i < n; i++) {
+        handoff_client_t *c = &s->client[slot[i]];
+        if (c->fd != pfd[i].fd)
+            continue; /* the slot was given to a newer connection meanwhile */
+        if ((pfd[i].revents && serve_client(s, c)) || now >= c->deadline)
+            drop_client(c);
+    }
 }
 
 static void *serve_fds(void *p)
 {
-    serve_arg_t *a = p;
-    while (a->served < a->expected && shmemi_now_ms() < a->deadline &&
-           !shmemi_bootstrap_failure(a->boot, NULL, 0)) {
-        struct pollfd pfd = {.fd = a->h->listen_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 100) <= 0)
-            continue;
-        int fd = accept4(a->h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue;
-        if (serve_one(a, fd) == 0)
-            a->served++;
-        close(fd);
+    handoff_server_t *s = p;
+    for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++)
+        s->client[i].fd = -1;
+    while (!atomic_load(&s->stop) && shmemi_now_ms() < s->deadline && !shmemi_bootstrap_failure(s->boot, NULL, 0)) {
+        struct pollfd pfd[HANDOFF_MAX_CLIENTS + 1] = {{.fd = s->h->listen_fd, .events = POLLIN}};
+        int slot[HANDOFF_MAX_CLIENTS], n = 0;
+        for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++) {
+            if (s->client[i].fd < 0)
+                continue;
+            pfd[n + 1] = (struct pollfd){.fd = s->client[i].fd, .events = POLLIN};
+            slot[n++] = i;
+        }
+        if (poll(pfd, (nfds_t)n + 1, 50) < 0 && errno != EINTR)
+            break;
+        serve_ready_clients(s, pfd + 1, slot, n);
+        if (pfd[0].revents)
+            accept_clients(s);
     }
+    for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++)
+        drop_client(&s->client[i]);
     return NULL;
 }
 
-/* Fetching side: connect to pe's socket, prove membership, receive and map its memfds. */
 /* Waits for fd to become readable until deadline, giving up early if a PE of the job died. */
 static int wait_readable(int fd, shmemi_bootstrap_t *boot, int64_t deadline)
 {
@@ -204,8 +322,96 @@ static int wait_readable(int fd, shmemi_bootstrap_t *boot, int64_t deadline)
     return -1;
 }
 
-static int fetch_from(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
-                      int64_t deadline)
+/* Keeps up to max of the fds that came with msg in fds[] and closes every other one, so
+ * that nothing a peer sends can leak into this process.  Returns how many it kept. */
+static int take_fds(struct msghdr *msg, int *fds, int max)
+{
+    int kept = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            if (kept < max)
+                fds[kept++] = fd;
+            else
+                close(fd);
+        }
+    }
+    return kept;
+}
+
+static void close_fds(int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* A peer's segment is safe to map only if nobody can resize it under us: sealed against
+ * shrinking, growing and unsealing, and exactly the size we will map. */
+static int check_segment_fd(int fd, size_t expected, const char *name, int pe)
+{
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & SHMEMI_HEAP_SEALS) != SHMEMI_HEAP_SEALS)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR,
+                           "PE %d's %s is not sealed against resizing (seals 0x%x): refused, since a "
+                           "resize would crash this PE", pe, name, seals < 0 ? 0 : seals);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size != (uint64_t)expected)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d's %s is %lld bytes, not the %zu it announced: refused",
+                           pe, name, (long long)st.st_size, expected);
+    return ACLSHMEM_SUCCESS;
+}
+
+static int check_offer(const shmemi_fd_offer_t *offer, const int *fds, int pe, const size_t size[SHMEMI_SEG_COUNT])
+{
+    if (offer->pe != pe)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d's memory-sharing socket answered as PE %d", pe, offer->pe);
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        if (offer->size[s] != size[s])
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "PE %d's %s is %llu bytes but this PE's is %zu: every PE must use the "
+                               "same local_mem_size", pe, segment_names[s],
+                               (unsigned long long)offer->size[s], size[s]);
+        SHMEMI_TRY(check_segment_fd(fds[s], size[s], segment_names[s], pe));
+    }
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT])
+{
+    shmemi_fd_offer_t offer;
+    int all[SHMEMI_SEG_COUNT + 1];
+    union {
+        char buf[CMSG_SPACE(sizeof(all))]; /* room for one fd too many, so extras are seen and closed */
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = {.iov_base = &offer, .iov_len = sizeof(offer)};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    ssize_t got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    int n = got >= 0 ? take_fds(&msg, all, SHMEMI_SEG_COUNT + 1) : 0;
+    int rc;
+    if (got == 0 && n == 0)
+        rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d closed its memory-sharing connection without an answer", pe);
+    else if (got != (ssize_t)sizeof(offer) || n != SHMEMI_SEG_COUNT || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+        rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d sent a malformed heap offer (%zd bytes, %d fds)", pe, got, n);
+    else
+        rc = check_offer(&offer, all, pe, size);
+    if (rc != ACLSHMEM_SUCCESS) {
+        close_fds(all, n);
+        return rc;
+    }
+    memcpy(fds, all, sizeof(int) * SHMEMI_SEG_COUNT);
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Connects to pe's hand-off socket, which must belong to a process of our user: otherwise
+ * someone else took the name first and would be sent our proof and serve us fds. */
+static int connect_handoff(const shmemi_heap_set_t *h, int pe, const uint8_t secret[32], int *out)
 {
     char name[64];
     socket_name(name, sizeof(name), secret, pe);
@@ -214,48 +420,70 @@ static int fetch_from(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, co
     make_socket_address(name, &sun, &len);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sun, len) != 0) {
+        int saved = errno;
         if (fd >= 0)
             close(fd);
         return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot reach PE %d's memory-sharing socket: %s",
-                           h->my_pe, pe, strerror(errno));
+                           h->my_pe, pe, strerror(saved));
     }
-    struct {
-        int32_t pe;
-        uint8_t proof[SHMEMI_PROOF_LEN];
-    } request = {.pe = h->my_pe};
+    struct ucred cred;
+    if (!peer_is_same_user(fd, &cred)) {
+        close(fd);
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR,
+                           "PE %d's memory-sharing socket @%s is held by pid %d of uid %u, not by a process "
+                           "of this user: refused", pe, name, (int)cred.pid, (unsigned)cred.uid);
+    }
+    *out = fd;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* One request for pe's memfds; *dropped is set when the server closed the connection
+ * without answering (it was busy or we were slow), which is worth another try. */
+static int fetch_once(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
+                      int64_t deadline, int *dropped)
+{
+    int fd = -1;
+    SHMEMI_TRY(connect_handoff(h, pe, secret, &fd));
+    handoff_request_t request = {.pe = h->my_pe};
     shmemi_proof(secret, "aclshmem-memfd", &request.pe, sizeof(request.pe), request.proof);
-    fd_offer_t offer;
-    int fds[SHMEMI_SEG_COUNT] = {-1, -1, -1};
-    char control[CMSG_SPACE(sizeof(fds))];
-    struct iovec iov = {.iov_base = &offer, .iov_len = sizeof(offer)};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                         .msg_controllen = sizeof(control)};
-    int rc = shmemi_send_all(fd, &request, sizeof(request), deadline);
-    ssize_t got = -1;
-    if (rc == 0 && wait_readable(fd, boot, deadline) == 0)
-        got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    int fds[SHMEMI_SEG_COUNT];
+    size_t size[SHMEMI_SEG_COUNT];
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        size[s] = h->seg[s].size;
+    int rc = ACLSHMEM_TIMEOUT_ERROR;
+    if (shmemi_send_all(fd, &request, sizeof(request), deadline) == 0 && wait_readable(fd, boot, deadline) == 0) {
+        char byte;
+        *dropped = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+        rc = *dropped ? ACLSHMEM_SMEM_ERROR : shmemi_heap_receive_offer(fd, pe, size, fds);
+    }
     close(fd);
     char failure[256];
     int code = shmemi_bootstrap_failure(boot, failure, sizeof(failure));
-    if (got != (ssize_t)sizeof(offer) && code)
+    if (rc != ACLSHMEM_SUCCESS && code)
         return shmemi_fail(code, "%s", failure);
-    struct cmsghdr *cm = got == (ssize_t)sizeof(offer) ? CMSG_FIRSTHDR(&msg) : NULL;
-    if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds)) || offer.pe != pe)
-        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d did not receive PE %d's heaps", h->my_pe, pe);
-    memcpy(fds, CMSG_DATA(cm), sizeof(fds));
-    rc = ACLSHMEM_SUCCESS;
+    if (rc == ACLSHMEM_TIMEOUT_ERROR || *dropped)
+        return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR, "PE %d did not receive PE %d's heaps", h->my_pe, pe);
+    if (rc != ACLSHMEM_SUCCESS)
+        return rc;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        if (rc == ACLSHMEM_SUCCESS && offer.size[s] != h->seg[s].size)
-            rc = shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                             "PE %d's %s is %llu bytes but PE %d's is %zu: every PE must use the "
-                             "same local_mem_size", pe, segment_names[s],
-                             (unsigned long long)offer.size[s], h->my_pe, h->seg[s].size);
         if (rc == ACLSHMEM_SUCCESS && !(h->seg[s].peer_base[pe] = map_segment(fds[s], h->seg[s].size, s)))
             rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot map PE %d's %s: %s", h->my_pe, pe,
                              segment_names[s], strerror(errno));
         close(fds[s]);
     }
     return rc;
+}
+
+static int fetch_from(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
+                      int64_t deadline)
+{
+    for (;;) {
+        int dropped = 0;
+        int rc = fetch_once(h, boot, pe, secret, deadline, &dropped);
+        if (rc == ACLSHMEM_SUCCESS || !dropped || shmemi_now_ms() >= deadline)
+            return rc;
+        usleep(10000);
+    }
 }
 
 int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t key,
@@ -275,25 +503,37 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     if (rc != ACLSHMEM_SUCCESS)
         return rc;
 
-    serve_arg_t serve = {.h = h, .boot = boot, .secret = secret, .expected = peers,
-                         .deadline = shmemi_now_ms() + timeout_ms};
-    pthread_t server;
-    if (pthread_create(&server, NULL, serve_fds, &serve) != 0)
+    handoff_server_t *server = calloc(1, sizeof(*server));
+    if (!server)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    server->h = h;
+    server->boot = boot;
+    server->secret = secret;
+    server->deadline = shmemi_now_ms() + timeout_ms;
+    pthread_t thread;
+    if (peers > 0 && pthread_create(&thread, NULL, serve_fds, server) != 0) {
+        free(server);
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "cannot start the memory-sharing thread");
+    }
     for (int i = 1; rc == ACLSHMEM_SUCCESS && i < h->n_pes; i++) {
         int pe = (h->my_pe + i) % h->n_pes; /* staggered, so PEs do not all queue on one */
         if (h->same_node[pe])
-            rc = fetch_from(h, boot, pe, secret, serve.deadline);
+            rc = fetch_from(h, boot, pe, secret, server->deadline);
     }
-    pthread_join(server, NULL);
-    char failure[256];
-    int code = shmemi_bootstrap_failure(boot, failure, sizeof(failure));
-    if (rc == ACLSHMEM_SUCCESS && code)
-        rc = shmemi_fail(code, "%s", failure);
-    if (rc == ACLSHMEM_SUCCESS && serve.served < peers)
-        rc = shmemi_fail(ACLSHMEM_TIMEOUT_ERROR, "PE %d handed its heaps to %d of %d same-node PEs",
-                         h->my_pe, serve.served, peers);
-    SHMEMI_INFO("PE %d shares memory with %d other PE(s) on this node", h->my_pe, peers);
+    /* Serve until every PE has its peers' heaps: a connection that used a peer's name (a
+     * job member posing as it) must not end the service before the peer was served. */
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = shmemi_bootstrap_collective(boot, key + HEAPS_DONE_KEY_OFFSET, h->n_pes, h->my_pe, NULL, 0, NULL,
+                                         timeout_ms);
+    atomic_store(&server->stop, 1);
+    if (peers > 0)
+        pthread_join(thread, NULL);
+    free(server);
+    /* The name is public and no longer needed: nobody may queue on it for the job's life. */
+    close(h->listen_fd);
+    h->listen_fd = -1;
+    if (rc == ACLSHMEM_SUCCESS)
+        SHMEMI_INFO("PE %d shares memory with %d other PE(s) on this node", h->my_pe, peers);
     return rc;
 }
 
