@@ -12,6 +12,8 @@
 #   CI_BUILD_DIR    the meson build directory                (default: <repo>/build-ci)
 #   CI_JOBS         parallel compile jobs                    (default: 2)
 #   CI_MESON_ARGS   extra arguments for `meson setup`        (default: none)
+#   CI_ASAN_BUILD_DIR  the AddressSanitizer+UBSan build      (default: <CI_BUILD_DIR>-asan)
+#   CI_TSAN_BUILD_DIR  the ThreadSanitizer build             (default: <CI_BUILD_DIR>-tsan)
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -98,21 +100,185 @@ ensure_venv() {
 # meson_setup [ARG...]: configures CI_BUILD_DIR from the repository root (reconfigures
 # an existing one; wipes and starts again if that fails).
 meson_setup() {
+    meson_setup_dir "$CI_BUILD_DIR" "$@"
+}
+
+# meson_setup_dir DIR [ARG...]: the same for any build directory (the sanitizer builds).
+meson_setup_dir() {
+    local dir=$1
+    shift
     # shellcheck disable=SC2206
     local args=("$@" ${CI_MESON_ARGS:-})
-    if [ -f "$CI_BUILD_DIR/build.ninja" ]; then
-        if meson setup --reconfigure "${args[@]}" "$CI_BUILD_DIR" "$REPO_ROOT"; then
+    if [ -f "$dir/build.ninja" ]; then
+        if meson setup --reconfigure "${args[@]}" "$dir" "$REPO_ROOT"; then
             return 0
         fi
-        warn "reconfiguring $CI_BUILD_DIR failed; starting it again"
+        warn "reconfiguring $dir failed; starting it again"
     fi
-    rm -rf "$CI_BUILD_DIR"
-    meson setup "${args[@]}" "$CI_BUILD_DIR" "$REPO_ROOT"
+    rm -rf "$dir"
+    meson setup "${args[@]}" "$dir" "$REPO_ROOT"
 }
 
 # meson_build [TARGET...]: builds everything, or the named targets.
 meson_build() {
     meson compile -C "$CI_BUILD_DIR" -j "$CI_JOBS" "$@"
+}
+
+# --- sanitizers ---------------------------------------------------------------------
+# The C library and its tests are built twice more: with AddressSanitizer and
+# UndefinedBehaviorSanitizer (CI_ASAN_BUILD_DIR) and with ThreadSanitizer
+# (CI_TSAN_BUILD_DIR).  gcc's runtimes (libasan8, libubsan1, libtsan2) come with
+# build-essential on Debian 12 (gcc-12 -> libgcc-12-dev depends on them).
+# b_lundef=false: a sanitized shared library leaves the runtime's symbols to the program.
+#
+# Every PE is a forked child that ends with _exit, which skips the sanitizers' exit-time
+# work; so each runtime must stop the PE at its first report (halt_on_error=1: ASan and
+# UBSan then exit 1, TSan exits 66) for the harness to see a failed PE.  Leaks are checked
+# (detect_leaks=1): the harness runs LeakSanitizer itself before a PE's _exit, after
+# aclshmem_finalize, so whatever finalize forgets to free fails the test.
+ASAN_BUILD_OPTIONS=(-Db_sanitize=address,undefined -Db_lundef=false)
+TSAN_BUILD_OPTIONS=(-Db_sanitize=thread -Db_lundef=false)
+CI_ASAN_BUILD_DIR="${CI_ASAN_BUILD_DIR:-$CI_BUILD_DIR-asan}"
+CI_TSAN_BUILD_DIR="${CI_TSAN_BUILD_DIR:-$CI_BUILD_DIR-tsan}"
+
+# with_sanitizer_options CMD [ARG...]: runs CMD with the runtime settings of the three
+# sanitizers.  Options already in the environment come last, so they win.
+with_sanitizer_options() {
+    ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:print_summary=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:print_summary=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+        "$@"
+}
+
+# without_aslr CMD [ARG...]: runs CMD with address-space randomization off when the
+# system allows it.  gcc 12's ThreadSanitizer dies with "unexpected memory mapping" on
+# kernels that randomize more address bits (vm.mmap_rnd_bits > 28) than it expects.
+without_aslr() {
+    if setarch "$(uname -m)" -R true >/dev/null 2>&1; then
+        setarch "$(uname -m)" -R "$@"
+    else
+        "$@"
+    fi
+}
+
+# sanitized_build DIR MESON_OPTION...: configures DIR and builds the library and tests.
+sanitized_build() {
+    local dir=$1
+    shift
+    meson_setup_dir "$dir" -Dtests=true -Dexamples=false "$@"
+    meson compile -C "$dir" -j "$CI_JOBS"
+}
+
+# sanitized_tests NAME DIR [MESON TEST ARG...]: runs DIR's tests (not the opt-in soak
+# suite) with the sanitizers' settings and records the outcome.
+sanitized_tests() {
+    local name=$1 dir=$2 status=0 p f s
+    shift 2
+    rm -f "$dir/meson-logs/testlog.json"
+    with_sanitizer_options without_aslr meson test -C "$dir" --no-rebuild --print-errorlogs \
+        --no-suite soak --timeout-multiplier "${CI_SANITIZER_TIMEOUT_MULTIPLIER:-3}" "$@" ||
+        status=$?
+    read -r p f s < <(count_results meson "$dir/meson-logs/testlog.json")
+    record "$name" "$status" "$p" "$f" "$s"
+}
+
+# run_sanitizers "asan tsan" [MESON TEST ARG...]: builds and runs the C tests under each
+# sanitizer named.  ThreadSanitizer runs every test too, not only the stream, kernel and
+# multi-thread ones: PE 0's control-plane server is multi-threaded as well.
+run_sanitizers() {
+    local which=" $1 "
+    shift
+    if [[ "$which" == *" asan "* ]]; then
+        step "C tests with AddressSanitizer + UBSan: build $CI_ASAN_BUILD_DIR"
+        sanitized_build "$CI_ASAN_BUILD_DIR" "${ASAN_BUILD_OPTIONS[@]}"
+        step "C tests with AddressSanitizer + UBSan (meson test)"
+        sanitized_tests "meson test (asan+ubsan)" "$CI_ASAN_BUILD_DIR" "$@"
+    fi
+    if [[ "$which" == *" tsan "* ]]; then
+        step "C tests with ThreadSanitizer: build $CI_TSAN_BUILD_DIR"
+        sanitized_build "$CI_TSAN_BUILD_DIR" "${TSAN_BUILD_OPTIONS[@]}"
+        step "C tests with ThreadSanitizer (meson test)"
+        sanitized_tests "meson test (tsan)" "$CI_TSAN_BUILD_DIR" "$@"
+    fi
+}
+
+# --- counting results -----------------------------------------------------------------
+# ci/test.sh and ci/sanitize.sh add up every suite they run, and print one summary.
+PASSED=0
+FAILED=0
+SKIPPED=0
+FAILED_SUITES=()
+
+# Adds the counts of a finished suite: count_results KIND FILE
+#   KIND meson: FILE is meson's testlog.json; KIND junit: FILE is a pytest junit XML;
+#   KIND doctest: FILE is the output.txt of sphinx-build -b doctest.
+# Prints "P F S" (passed, failed, skipped).
+count_results() {
+    "$VENV_PY" - "$1" "$2" <<'PY'
+import json, re, sys
+import xml.etree.ElementTree as ET
+kind, path = sys.argv[1], sys.argv[2]
+p = f = s = 0
+try:
+    if kind == "meson":
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                result = json.loads(line).get("result", "")
+                if result in ("OK", "EXPECTEDFAIL"):
+                    p += 1
+                elif result == "SKIP":
+                    s += 1
+                else:
+                    f += 1
+    elif kind == "doctest":
+        # The summary that sphinx's doctest builder writes to output.txt.
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read().split("Doctest summary")[-1]
+        total = int(re.search(r"(\d+) tests?", text).group(1))
+        f = sum(int(n) for n in re.findall(r"(\d+) failures? in", text))
+        p = total - min(f, total)
+    else:
+        root = ET.parse(path).getroot()
+        suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+        for suite in suites:
+            total = int(suite.get("tests", 0))
+            bad = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            skip = int(suite.get("skipped", 0))
+            p += total - bad - skip
+            f += bad
+            s += skip
+except (OSError, ValueError, AttributeError, ET.ParseError):
+    pass
+print(p, f, s)
+PY
+}
+
+# record NAME STATUS P F S: adds a suite's outcome to the totals.
+record() {
+    local name=$1 status=$2 p=$3 f=$4 s=$5
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
+    SKIPPED=$((SKIPPED + s))
+    if [ "$status" -ne 0 ] || [ "$f" -ne 0 ]; then
+        FAILED_SUITES+=("$name")
+        # A suite that failed without a counted test failure (crash, collection error,
+        # timeout of the whole run) still counts as one failure.
+        [ "$f" -ne 0 ] || FAILED=$((FAILED + 1))
+    fi
+    printf '%s: %d passed, %d failed, %d skipped (exit status %d)\n' "$name" "$p" "$f" "$s" "$status"
+}
+
+# print_summary: the failing suites and the totals; false when any suite failed.
+print_summary() {
+    echo
+    if [ "${#FAILED_SUITES[@]}" -gt 0 ]; then
+        echo "ci/$(basename "$0"): failing suites: ${FAILED_SUITES[*]}"
+    fi
+    printf 'summary: %d passed, %d failed, %d skipped\n' "$PASSED" "$FAILED" "$SKIPPED"
+    [ "${#FAILED_SUITES[@]}" -eq 0 ]
 }
 
 # A fingerprint of a folder's files (names and contents), to skip reinstalling a

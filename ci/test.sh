@@ -5,23 +5,24 @@
 #
 # On a fresh Debian machine (as root, or with sudo) it installs the missing system
 # packages, makes the venv .venv-ci, builds libaclshmem with its C tests in build-ci,
-# runs `meson test`, installs the Python packages (shmem-native first), builds the
+# runs `meson test`, builds the C tests twice more and runs them with AddressSanitizer +
+# UndefinedBehaviorSanitizer (build-ci-asan) and with ThreadSanitizer (build-ci-tsan),
+# installs the Python packages (shmem-native first), builds the
 # documentation (`sphinx-build -W`) and runs its examples (the doctest builder), runs the
 # pytest tests of every package that has a tests/ folder, then those of tests/, and
 # finally ci/wheels.sh (the four wheels, installed from the wheels alone, run 2 PEs).
 # Exits non-zero if any step or any test fails.  Settings: see ci/lib.sh, plus
 #   CI_TIMEOUT_MULTIPLIER   passed to `meson test --timeout-multiplier` (default 1)
 #   CI_DOCS_DIR             where the documentation is built (default: $CI_BUILD_DIR/docs)
+#   CI_SANITIZERS           which sanitizer runs to do: "asan tsan" (default), "asan", ""
+#   CI_SANITIZER_TIMEOUT_MULTIPLIER  the same as CI_TIMEOUT_MULTIPLIER for them (default 3)
+# The opt-in soak test (meson suite 'soak') is never run here: see docs/reliability.rst.
 set -euo pipefail
 
 # shellcheck source=ci/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-PASSED=0
-FAILED=0
-SKIPPED=0
-FAILED_SUITES=()
 RESULTS_DIR="$CI_BUILD_DIR/ci-results"
 
 on_exit() {
@@ -31,68 +32,6 @@ on_exit() {
     fi
 }
 trap on_exit EXIT
-
-# Adds the counts of a finished suite: count_results KIND FILE
-#   KIND meson: FILE is meson's testlog.json; KIND junit: FILE is a pytest junit XML;
-#   KIND doctest: FILE is the output.txt of sphinx-build -b doctest.
-# Prints "P F S" (passed, failed, skipped).
-count_results() {
-    "$VENV_PY" - "$1" "$2" <<'PY'
-import json, re, sys
-import xml.etree.ElementTree as ET
-kind, path = sys.argv[1], sys.argv[2]
-p = f = s = 0
-try:
-    if kind == "meson":
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                line = line.strip()
-                if not line:
-                    continue
-                result = json.loads(line).get("result", "")
-                if result in ("OK", "EXPECTEDFAIL"):
-                    p += 1
-                elif result == "SKIP":
-                    s += 1
-                else:
-                    f += 1
-    elif kind == "doctest":
-        # The summary that sphinx's doctest builder writes to output.txt.
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read().split("Doctest summary")[-1]
-        total = int(re.search(r"(\d+) tests?", text).group(1))
-        f = sum(int(n) for n in re.findall(r"(\d+) failures? in", text))
-        p = total - min(f, total)
-    else:
-        root = ET.parse(path).getroot()
-        suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-        for suite in suites:
-            total = int(suite.get("tests", 0))
-            bad = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
-            skip = int(suite.get("skipped", 0))
-            p += total - bad - skip
-            f += bad
-            s += skip
-except (OSError, ValueError, AttributeError, ET.ParseError):
-    pass
-print(p, f, s)
-PY
-}
-
-# record NAME STATUS P F S: adds a suite's outcome to the totals.
-record() {
-    local name=$1 status=$2 p=$3 f=$4 s=$5
-    PASSED=$((PASSED + p))
-    FAILED=$((FAILED + f))
-    SKIPPED=$((SKIPPED + s))
-    if [ "$status" -ne 0 ] || [ "$f" -ne 0 ]; then
-        FAILED_SUITES+=("$name")
-        # A suite that failed without a counted test failure (crash, collection error,
-        # timeout of the whole run) still counts as one failure.
-        [ "$f" -ne 0 ] || FAILED=$((FAILED + 1))
-    fi
-    printf '%s: %d passed, %d failed, %d skipped (exit status %d)\n' "$name" "$p" "$f" "$s" "$status"
-}
 
 # --- set up -------------------------------------------------------------------------
 step "system packages"
@@ -112,10 +51,13 @@ meson_build
 # --- C tests ------------------------------------------------------------------------
 step "C tests (meson test)"
 status=0
-meson test -C "$CI_BUILD_DIR" --print-errorlogs \
+meson test -C "$CI_BUILD_DIR" --print-errorlogs --no-suite soak \
     --timeout-multiplier "${CI_TIMEOUT_MULTIPLIER:-1}" || status=$?
 read -r p f s < <(count_results meson "$CI_BUILD_DIR/meson-logs/testlog.json")
 record "meson test" "$status" "$p" "$f" "$s"
+
+# --- C tests under the sanitizers ---------------------------------------------------
+run_sanitizers "${CI_SANITIZERS-asan tsan}"
 
 # --- Python packages ----------------------------------------------------------------
 step "install the Python packages"
@@ -185,9 +127,4 @@ record "ci/wheels.sh" "$status" "$((status == 0))" "$((status != 0))" 0
 
 # --- summary ------------------------------------------------------------------------
 CI_DONE=1
-echo
-if [ "${#FAILED_SUITES[@]}" -gt 0 ]; then
-    echo "ci/test.sh: failing suites: ${FAILED_SUITES[*]}"
-fi
-printf 'summary: %d passed, %d failed, %d skipped\n' "$PASSED" "$FAILED" "$SKIPPED"
-[ "${#FAILED_SUITES[@]}" -eq 0 ]
+print_summary
