@@ -3,14 +3,16 @@
 Without a stream the calls are complete when they return (for a PE on this node they are
 plain tensor copies through the peer's mapping).  With ``stream=`` (a
 ``shmem.core.Stream`` or its handle, 0 for the default stream) they are only enqueued on
-that stream; synchronise it before reading the result or reusing the source, and keep
-the source tensor alive until then.
+that stream; synchronise it before reading the result or writing to the source.  The
+tensors of an on-stream call are kept alive until the stream has run it
+(``shmem.core.stream.keep_alive``), so a temporary source may be dropped at once.
 """
 
 import torch
 
 from shmem import _pyshmem
 from shmem.core import AclshmemInvalid, CmpOp, SignalOp, Stream
+from shmem.core.stream import keep_alive
 
 from .tensor import call_checked, check_int, check_pe, check_tensor, extent, peer_view, resolve
 
@@ -66,8 +68,10 @@ def put(dst, src, pe, stream=None):
     if stream is None:
         call_checked("put", _pyshmem.aclshmem_putmem, dst.data_ptr(), src_c.data_ptr(), nbytes, pe)
     else:
+        handle = _stream_handle(stream)
         call_checked("put", _pyshmem.aclshmemx_putmem_on_stream, dst.data_ptr(), src_c.data_ptr(), nbytes, pe,
-                     _stream_handle(stream))
+                     handle)
+        keep_alive(handle, dst, src_c)
 
 
 def get(dst, src, pe, stream=None):
@@ -96,8 +100,10 @@ def get(dst, src, pe, stream=None):
                 dst.copy_(tmp)
     else:
         _contiguous_for_library(dst, "dst", "get")
+        handle = _stream_handle(stream)
         call_checked("get", _pyshmem.aclshmemx_getmem_on_stream, dst.data_ptr(), src.data_ptr(), nbytes, pe,
-                     _stream_handle(stream))
+                     handle)
+        keep_alive(handle, dst, src)
 
 
 def _signal_word(signal, name="signal"):
@@ -152,6 +158,7 @@ def put_signal(dst, src, signal, signal_value, signal_op, pe, stream=None):
             call_checked("put_signal", _pyshmem.aclshmemx_putmem_on_stream, dst.data_ptr(), src_c.data_ptr(),
                          nbytes, pe, s)
         call_checked("put_signal", _pyshmem.aclshmemx_signal_op_on_stream, sig, value, int(op), pe, s)
+        keep_alive(s, dst, src_c, signal)
 
 
 _CMP_NAMES = {"eq": "CMP_EQ", "==": "CMP_EQ", "ne": "CMP_NE", "!=": "CMP_NE", "gt": "CMP_GT", ">": "CMP_GT",
@@ -180,6 +187,7 @@ def signal_wait_until(signal, cmp, value, stream=None):
     v = check_int(value, "value", _INT32_MIN, _INT32_MAX)
     if stream is None:
         return int(call_checked("signal_wait_until", _pyshmem.aclshmem_signal_wait_until, sig, int(c), v))
-    call_checked("signal_wait_until", _pyshmem.aclshmemx_signal_wait_until_on_stream, sig, int(c), v,
-                 _stream_handle(stream))
+    handle = _stream_handle(stream)
+    call_checked("signal_wait_until", _pyshmem.aclshmemx_signal_wait_until_on_stream, sig, int(c), v, handle)
+    keep_alive(handle, signal)
     return None

@@ -13,6 +13,7 @@ from .utils import (
     check_pe,
     check_stream,
 )
+from .stream import keep_alive
 
 ComparisonType = CmpOp
 
@@ -39,13 +40,15 @@ def _check_signal_value(value, name="signal_val"):
 
 def put(dst, src, remote_pe, stream=None):
     """Enqueues a copy of ``src`` (local) to symmetric ``dst`` on ``remote_pe``, ordered on
-    ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done."""
+    ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done.
+    ``dst`` and ``src`` are kept alive until the stream has run the copy."""
     check_buffer(dst, "dst")
     check_buffer(src, "src")
     _check_lengths(dst, src)
     pe = check_pe(remote_pe)
     s = check_stream(stream, allow_none=True)
     call_void("put", _pyshmem.aclshmemx_putmem_on_stream, dst.addr, src.addr, src.length, pe, s)
+    keep_alive(s, dst, src)
 
 
 def get(dst, src, remote_pe, stream=None):
@@ -57,6 +60,7 @@ def get(dst, src, remote_pe, stream=None):
     pe = check_pe(remote_pe)
     s = check_stream(stream, allow_none=True)
     call_void("get", _pyshmem.aclshmemx_getmem_on_stream, dst.addr, src.addr, src.length, pe, s)
+    keep_alive(s, dst, src)
 
 
 def put_signal(dst, src, signal_var, signal_val, signal_operation, remote_pe, stream=None):
@@ -82,6 +86,7 @@ def signal_op(signal_var, signal_val, signal_operation, remote_pe, stream=None):
     pe = check_pe(remote_pe)
     s = check_stream(stream)
     call_void("signal_op", _pyshmem.aclshmemx_signal_op_on_stream, signal_var.addr, value, int(op), pe, s)
+    keep_alive(s, signal_var)
 
 
 def signal_wait(signal_var, signal_val, signal_operation, stream):
@@ -92,6 +97,7 @@ def signal_wait(signal_var, signal_val, signal_operation, stream):
     cmp = check_enum(signal_operation, CmpOp, "signal_operation")
     s = check_stream(stream)
     call_void("signal_wait", _pyshmem.aclshmemx_signal_wait_until_on_stream, signal_var.addr, int(cmp), value, s)
+    keep_alive(s, signal_var)
 
 
 def quiet(stream):

@@ -1,9 +1,210 @@
-"""Streams of the cpu platform: ordered queues served by a worker thread."""
+"""Streams of the cpu platform: ordered queues served by a worker thread.
 
-from .. import _pyshmem
-from .utils import AclshmemError, AclshmemInvalid, check_rc
+An on-stream call only enqueues: the library reads its source and writes its destination
+later, when the stream runs it.  So the Python objects behind those addresses (Buffers,
+tensors, the memory they own) must live until then, even if the caller drops them at
+once.  :func:`keep_alive` holds them until the stream is known to have run the
+operation:
 
-__all__ = ["Stream", "synchronize"]
+* a completion marker (a one-block kernel that calls back into Python) is enqueued
+  behind the operation; when the stream runs it, what it covers is set free, to be
+  dropped by the next stream call of a Python thread (so no destructor ever runs on a
+  stream's worker, where it could wait for a lock the thread draining the stream holds).
+  At most one marker per stream is queued at a time: operations enqueued meanwhile wait
+  for the next one, so a long queue costs one marker, not one per operation;
+* a successful synchronize (and a host barrier or sync, which drain the default stream)
+  releases what was held for work enqueued before it; closing a stream releases all of
+  its holdings; before a finalize, the instance's streams get a last marker, which its
+  drain runs.
+
+Every on-stream call of ``shmem.core`` and ``shmem_torch`` does this for its operands;
+call it yourself for memory you hand to ``shmem._pyshmem``'s on-stream functions or to
+kernels.
+"""
+
+import atexit
+import itertools
+import threading
+import time
+
+from .. import _native, _pyshmem
+from .init_final import register_finalize_hook
+from .utils import AclshmemError, AclshmemInvalid, active_instance_id, check_rc, check_stream
+
+__all__ = ["Stream", "synchronize", "keep_alive"]
+
+
+class _Holdings:
+    """What one stream holds for operations no marker covers yet."""
+
+    __slots__ = ("handle", "ticket", "unmarked", "markers_queued")
+
+    def __init__(self, handle):
+        self.handle = handle          # 0: the default stream of the instance in the key
+        self.ticket = 0               # numbers the operations, in enqueue order
+        self.unmarked = []            # (ticket, objects)
+        self.markers_queued = 0
+
+
+_lock = threading.Lock()
+_holdings = {}        # stream key -> _Holdings
+_marker_batches = {}  # marker token -> (stream key, [(ticket, objects), ...])
+_ran = []             # batches whose marker ran: dropped by the next stream call
+_tokens = itertools.count(1)
+# Held for good: their marker could not be enqueued (the stream was being destroyed), so
+# nothing tells when the operation ran.  A rare race; never a use after free.
+_held_forever = []
+_marker_fn = None
+
+
+def _stream_key(handle):
+    """Handle 0 names the active instance's default stream: a different one per instance."""
+    return ("default", active_instance_id()) if handle == 0 else handle
+
+
+def _marker_ran(block_idx, block_dim, arg):
+    """The marker kernel, run by the stream's worker thread: everything enqueued before it
+    has run, so what it covers is free to go."""
+    with _lock:
+        key, batch = _marker_batches.pop(int(_native.get_ffi().cast("uintptr_t", arg)), (None, None))
+        held = _holdings.get(key)
+        if held is not None and held.markers_queued:
+            held.markers_queued -= 1
+        if batch:
+            _ran.append(batch)
+
+
+def _drop_ran():
+    """Drops (in the calling thread, outside the lock) what markers have set free."""
+    global _ran
+    with _lock:
+        done, _ran = _ran, []
+    del done
+
+
+def _marker():
+    global _marker_fn
+    if _marker_fn is None:
+        # Kept for the life of the process: the library may call it until the stream ran it.
+        _marker_fn = _native.get_ffi().callback("aclshmemx_kernel_fn", _marker_ran)
+    return _marker_fn
+
+
+def _enqueue_marker_locked(key, held):
+    """Takes held's unmarked operations into a new marker batch; returns its token."""
+    token = next(_tokens)
+    _marker_batches[token] = (key, held.unmarked)
+    held.unmarked = []
+    held.markers_queued += 1
+    return token
+
+
+def _launch_marker(key, held, token):
+    ffi = _native.get_ffi()
+    rc = _native.lib.aclshmemx_kernel_launch(ffi.cast("aclrtStream", held.handle), _marker(), 1,
+                                             ffi.cast("void *", token))
+    if rc == _pyshmem.ACLSHMEM_SUCCESS:
+        return
+    _pyshmem.aclshmemx_clear_last_error()  # the caller's operation succeeded; this failure is ours
+    with _lock:
+        _key, batch = _marker_batches.pop(token, (None, []))
+        held.markers_queued -= 1
+        _held_forever.extend(batch)
+
+
+def keep_alive(stream, *objects):
+    """Keeps ``objects`` referenced until ``stream`` (a Stream, its handle, or 0 / None for
+    the default stream) has run everything enqueued on it so far.
+
+    Call it right after enqueuing an operation whose memory the objects own (the
+    on-stream calls of ``shmem.core`` and ``shmem_torch`` do)."""
+    handle = check_stream(stream, allow_none=True)
+    _drop_ran()
+    if not objects:
+        return
+    key = _stream_key(handle)
+    with _lock:
+        held = _holdings.get(key)
+        if held is None:
+            held = _holdings[key] = _Holdings(handle)
+        held.ticket += 1
+        held.unmarked.append((held.ticket, objects))
+        token = None if held.markers_queued else _enqueue_marker_locked(key, held)
+    if token is not None:
+        _launch_marker(key, held, token)
+
+
+def _ticket(handle):
+    """The number of the last operation held for stream ``handle``."""
+    key = _stream_key(handle)
+    with _lock:
+        held = _holdings.get(key)
+        return 0 if held is None else held.ticket
+
+
+def _ran_through(handle, ticket):
+    """Stream ``handle`` has run everything up to operation ``ticket``: releases it."""
+    key = _stream_key(handle)
+    with _lock:
+        held = _holdings.get(key)
+        if held is None:
+            return
+        done = [entry for entry in held.unmarked if entry[0] <= ticket]
+        held.unmarked = [entry for entry in held.unmarked if entry[0] > ticket]
+    del done
+
+
+def _drained_by(handle, call):
+    """Returns call(), a library call that, when it returns without raising, has run
+    everything enqueued on stream ``handle`` before it; then releases what was held for
+    that work."""
+    ticket = _ticket(handle)
+    result = call()
+    _ran_through(handle, ticket)
+    _drop_ran()
+    return result
+
+
+def _forget(handle):
+    key = _stream_key(handle)
+    with _lock:
+        held = _holdings.pop(key, None)
+    del held
+    _drop_ran()
+
+
+def _last_markers(instance_id):
+    """Before a finalize: a marker behind the held operations of every stream it will drain
+    (of the instance, or of unknown instance), so that they are released by that drain."""
+    active = active_instance_id()
+    launches = []
+    with _lock:
+        for key, held in _holdings.items():
+            if not held.unmarked:
+                continue
+            if isinstance(key, tuple) and not (key[1] == instance_id == active):
+                continue  # another instance's default stream (handle 0 would not reach it)
+            launches.append((key, held, _enqueue_marker_locked(key, held)))
+    for key, held, token in launches:
+        _launch_marker(key, held, token)
+
+
+register_finalize_hook(_last_markers)
+
+
+@atexit.register
+def _wait_for_markers_at_exit():
+    """A marker that ran after the interpreter is gone would call into freed state.  At
+    exit, give the streams time to run the markers still queued while they make progress
+    (a stream blocked for good, e.g. on a wait nobody satisfies, ends the wait soon)."""
+    deadline = time.monotonic() + 10.0
+    left, stalled_since = len(_marker_batches), time.monotonic()
+    while _marker_batches and time.monotonic() < deadline:
+        time.sleep(0.005)
+        if len(_marker_batches) != left:
+            left, stalled_since = len(_marker_batches), time.monotonic()
+        elif time.monotonic() - stalled_since > 0.2:
+            break
 
 
 class Stream:
@@ -33,14 +234,18 @@ class Stream:
     def synchronize(self):
         """Waits for everything enqueued on the stream; raises AclshmemError with the first
         error that happened on it."""
-        check_rc("Stream.synchronize", _pyshmem.aclshmemx_stream_synchronize(self.handle))
+        handle = self.handle
+        _drained_by(handle, lambda: check_rc("Stream.synchronize", _pyshmem.aclshmemx_stream_synchronize(handle)))
 
     def close(self):
         """Waits for the stream and destroys it (closing twice is allowed)."""
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
-        check_rc("Stream.close", _pyshmem.aclshmemx_stream_destroy(handle))
+        rc = _pyshmem.aclshmemx_stream_destroy(handle)
+        if rc == _pyshmem.ACLSHMEM_SUCCESS:
+            _forget(handle)  # destroy ran everything enqueued
+        check_rc("Stream.close", rc)
 
     def __enter__(self):
         return self
@@ -60,7 +265,5 @@ class Stream:
 
 def synchronize(stream=0):
     """Waits for everything enqueued on ``stream`` (0: the default stream)."""
-    from .utils import check_stream
-
     s = check_stream(stream)
-    check_rc("synchronize", _pyshmem.aclshmemx_stream_synchronize(s))
+    _drained_by(s, lambda: check_rc("synchronize", _pyshmem.aclshmemx_stream_synchronize(s)))

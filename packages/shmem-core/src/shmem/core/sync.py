@@ -3,32 +3,39 @@ handle_wait."""
 
 from .. import _pyshmem
 from .._pyshmem import ACLSHMEM_MAX_TEAMS, ACLSHMEM_TEAM_INVALID, ACLSHMEM_TEAM_WORLD, Handle
+from .stream import _drained_by
 from .utils import AclshmemInvalid, call_void, check_stream, check_team
 
 __all__ = ["barrier", "barrier_all", "sync", "sync_all", "barrier_on_stream", "barrier_all_on_stream",
            "handle_wait", "Handle", "ACLSHMEM_TEAM_WORLD", "ACLSHMEM_TEAM_INVALID", "ACLSHMEM_MAX_TEAMS"]
 
 
+def _host_barrier(api, func, *args):
+    # The host barriers and syncs first complete the default stream's work (aclshmem/stream.h),
+    # so what was held for it can go.
+    _drained_by(0, lambda: call_void(api, func, *args))
+
+
 def barrier(team):
     """Collective: blocks until every PE of ``team`` (a live team ID) arrives."""
     t = check_team(team)
-    call_void("barrier", _pyshmem.aclshmem_barrier, t)
+    _host_barrier("barrier", _pyshmem.aclshmem_barrier, t)
 
 
 def barrier_all():
     """Collective: blocks until every PE arrives."""
-    call_void("barrier_all", _pyshmem.aclshmem_barrier_all)
+    _host_barrier("barrier_all", _pyshmem.aclshmem_barrier_all)
 
 
 def sync(team):
     """Collective: synchronises ``team`` and makes earlier host stores visible."""
     t = check_team(team)
-    call_void("sync", _pyshmem.aclshmem_sync, t)
+    _host_barrier("sync", _pyshmem.aclshmem_sync, t)
 
 
 def sync_all():
     """Collective: synchronises every PE and makes earlier host stores visible."""
-    call_void("sync_all", _pyshmem.aclshmem_sync_all)
+    _host_barrier("sync_all", _pyshmem.aclshmem_sync_all)
 
 
 def barrier_on_stream(team, stream):
