@@ -1,15 +1,29 @@
-"""Initialisation and finalisation: get_version, get_unique_id, init, finalize."""
+"""Initialisation and finalisation: get_version, get_unique_id, init, finalize.
 
+Finalize unmaps the instance's heaps (this PE's and the peers' mappings).  Views that code
+outside this package still holds of that memory (memoryviews, NumPy arrays, DLPack
+tensors of Buffers; see ``buffer``) would then fault on their next access, so finalize
+maps fresh private zero pages over the address ranges those views cover, right after the
+library unmapped them: a stale view reads zeros, its writes reach nobody, and nothing
+else can be mapped there while it lives.  The pages are mapped with
+``MAP_FIXED_NOREPLACE``, so a range that something else took in the meantime is never
+overwritten (finalize then warns that those views are unsafe); ranges whose views are all
+gone are unmapped at the next init or finalize.
+"""
+
+import ctypes
+import os
 import warnings
 
 from .. import _bootstrap, _pyshmem
 from .._pyshmem import InitMode, UniqueId
+from . import memory
+from .buffer import take_leftovers
 from .utils import (
     AclshmemError,
     AclshmemInvalid,
     AclshmemWarning,
     _instance_lock,
-    _take_leftovers,
     active_instance_id,
     check_instance_id,
     check_int,
@@ -35,9 +49,87 @@ def register_finalize_hook(hook):
 
 
 def _before_finalize(instance_id):
+    """Runs the hooks, releases what was not freed, and returns the blocks of the instance
+    (left over or deferred) whose views are still alive on this PE."""
     for hook in list(_finalize_hooks):
         hook(instance_id)
-    _release_leftovers(instance_id)
+    blocks = _release_leftovers(instance_id) + memory.forget_instance(instance_id)
+    return [blk for blk in blocks if blk.views()]
+
+
+# ---------------------------------------------------------------------------
+# Keeping the address ranges of live views mapped after finalize
+# ---------------------------------------------------------------------------
+
+_PROT_READ_WRITE = 0x1 | 0x2
+_MAP_PRIVATE_ANONYMOUS_NORESERVE = 0x02 | 0x20 | 0x4000
+_MAP_FIXED_NOREPLACE = 0x100000
+_MAP_FAILED = ctypes.c_void_p(-1).value
+_libc = None
+# Zero-page ranges mapped for stale views: [(start, length, [Block])].
+_zero_ranges = []
+
+
+def _libc_mmap():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.mmap.restype = ctypes.c_void_p
+        _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                               ctypes.c_long]
+        _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return _libc
+
+
+def _page_ranges(blocks):
+    """The page-rounded, merged address ranges of the exported views of ``blocks``, each
+    with the blocks whose views lie in it."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    spans = sorted(((addr // page * page, -(-(addr + length) // page) * page, blk)
+                    for blk in blocks for addr, length in blk.exported_ranges()), key=lambda s: s[:2])
+    merged = []
+    for start, end, blk in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+            merged[-1][2].append(blk)
+        else:
+            merged.append([start, end, [blk]])
+    return merged
+
+
+def _map_zero_pages(blocks):
+    """After the library unmapped the heaps: private zero pages where live views point."""
+    if not blocks:
+        return
+    libc = _libc_mmap()
+    unsafe = 0
+    for start, end, owners in _page_ranges(blocks):
+        got = libc.mmap(start, end - start, _PROT_READ_WRITE,
+                        _MAP_PRIVATE_ANONYMOUS_NORESERVE | _MAP_FIXED_NOREPLACE, -1, 0)
+        if got == start:
+            _zero_ranges.append((start, end - start, owners))
+            continue
+        if got not in (None, _MAP_FAILED):
+            libc.munmap(got, end - start)  # a kernel without MAP_FIXED_NOREPLACE took it as a hint
+        unsafe += 1
+    views = sum(blk.views() for blk in blocks)
+    warnings.warn(
+        f"finalize: {views} view(s) (memoryview, NumPy array or DLPack tensor) of {len(blocks)} symmetric "
+        "allocation(s) are still alive; they now read zeros and their writes reach nobody"
+        + (f" - except in {unsafe} address range(s) that were taken before they could be protected: "
+           "do not use those views" if unsafe else ""),
+        AclshmemWarning, stacklevel=3)
+
+
+def _unmap_unused_zero_pages():
+    """Unmaps the zero-page ranges whose views are all gone."""
+    keep = []
+    for start, length, owners in _zero_ranges:
+        if any(blk.views() for blk in owners):
+            keep.append((start, length, owners))
+        else:
+            _libc_mmap().munmap(start, length)
+    _zero_ranges[:] = keep
 
 UniqueID = UniqueId
 UID_SIZE = _pyshmem.ACLSHMEM_UNIQUE_ID_SIZE
@@ -152,47 +244,54 @@ def init(device=None, uid=None, rank=None, nranks=None, mpi_comm=None, initializ
             rc = _pyshmem.aclshmemx_init_attr(InitMode.UNIQUEID, attr)
             if rc != _pyshmem.ACLSHMEM_SUCCESS:
                 raise native_error(f"init of instance {instance_id} as PE {rank} of {nranks}", rc)
-            _take_leftovers(instance_id)  # nothing can be left of an earlier life of this ID
+            take_leftovers(instance_id)  # nothing can be left of an earlier life of this ID
+            memory.forget_instance(instance_id)
+            _unmap_unused_zero_pages()
     finally:
         if server is not None:
             server.close()
 
 
 def _release_leftovers(instance_id):
-    leftovers = _take_leftovers(instance_id)
+    """Releases the blocks of ``instance_id`` that were never freed (with a warning) and
+    returns them."""
+    leftovers = take_leftovers(instance_id)
     if not leftovers:
-        return
-    total = 0
-    for _addr, (length, _mem_type, ref) in leftovers.items():
-        total += length
-        buf = ref()
-        if buf is not None:
-            buf._released = True
+        return []
+    for blk in leftovers:
+        blk.close()
+    total = sum(blk.length for blk in leftovers)
     warnings.warn(
         f"finalize: {len(leftovers)} symmetric buffer(s) of instance {instance_id} ({total} bytes) "
         "were not freed; finalize releases them, and Buffer objects that refer to them must not "
         "be used any more",
         AclshmemWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
+    return leftovers
 
 
 def finalize(instance_id=None):
     """Collective: finalises the active instance, or ``instance_id`` (0..254).
 
-    Buffers of that instance that were not freed are released (with a warning)."""
+    Buffers of that instance that were not freed are released (with a warning).  Views of
+    its memory that are still alive (memoryviews, NumPy arrays, DLPack tensors) read zeros
+    afterwards instead of faulting (with a warning; see the module's documentation)."""
     with _instance_lock:
+        _unmap_unused_zero_pages()
         if instance_id is None:
             target = active_instance_id()
             if target is None:
                 raise AclshmemError("finalize: no instance is initialised")
-            _before_finalize(target)
+            viewed = _before_finalize(target)
             rc = _pyshmem.aclshmem_finalize()
             api = "finalize"
         else:
             target = check_instance_id(instance_id)
-            _before_finalize(target)
+            viewed = _before_finalize(target)
             rc = _pyshmem.aclshmemx_finalize(target)
             api = f"finalize({target})"
+        if rc == _pyshmem.ACLSHMEM_SUCCESS:
+            _map_zero_pages(viewed)
         if rc != _pyshmem.ACLSHMEM_SUCCESS:
             raise native_error(api, rc)

@@ -1,15 +1,30 @@
-"""Symmetric memory: buffer, calloc, align, free, get_peer_buffer."""
+"""Symmetric memory: buffer, calloc, align, free, get_peer_buffer.
+
+Free and exported views.  Code outside this package can hold views of a Buffer's memory
+that Python cannot revoke (memoryviews, NumPy arrays, DLPack tensors; the Buffer counts
+them, see ``buffer``).  Returning that memory to the allocator would let those views write
+into the next allocation, so ``free`` does not release a block while any PE has a view of
+it: the block is *deferred*.  Whether a block has views is known only on each PE, and
+the decision must be the same on every PE (free is collective and the heaps stay
+symmetric), so every free takes a vote: each PE publishes a bit mask (the block being freed
+and the blocks deferred before) in a small symmetric area, a barrier, and each PE reads
+every PE's mask.  A deferred block is released at the first later free at which no PE has
+a view of it any more, or at finalize.  The Buffer itself is released at once: its methods
+raise, and the buffer protocol hands out only empty views.
+"""
+
+import ctypes
+import warnings
 
 from .. import _pyshmem
 from .._pyshmem import MemType
+from .buffer import Buffer, register_block, unregister_block
 from .utils import (
     SIZE_T_MAX,
     AclshmemError,
     AclshmemInvalid,
-    Buffer,
+    AclshmemWarning,
     _instance_lock,
-    _register,
-    _unregister,
     active_instance_id,
     call_void,
     check_buffer,
@@ -19,13 +34,72 @@ from .utils import (
 
 __all__ = ["buffer", "calloc", "align", "free", "get_peer_buffer", "Buffer", "MemType"]
 
+# A vote's mask has one bit for the block being freed and one per deferred block, in the
+# order they were deferred (the same on every PE).  Blocks past the mask wait for a later
+# free.
+_MASK_BITS = 63
+
+
+class _VoteArea:
+    """Per instance: 32 symmetric bytes, two rounds of [epoch, mask] (int64 each).  Round
+    k uses half k % 2: a PE can write that half again only in round k + 2, after the
+    barrier of round k + 1, which every PE reaches only after reading round k."""
+
+    __slots__ = ("addr", "epoch")
+
+    def __init__(self, addr):
+        self.addr = addr
+        self.epoch = 0
+
+
+_vote_areas = {}  # instance id -> _VoteArea
+_deferred = {}  # instance id -> [Block], in the order they were deferred (the same on every PE)
+
+
+def _vote_area(instance_id):
+    """The instance's vote area, allocated (collectively) the first time it is needed:
+    by the first allocation, so that it never meets a full heap at a free."""
+    area = _vote_areas.get(instance_id)
+    if area is None:
+        addr = _pyshmem.aclshmemx_calloc(1, 32, MemType.DEVICE_SIDE)
+        if not addr:
+            raise AclshmemError("shmem.core needs 32 bytes of the symmetric heap to agree on frees: "
+                                f"{_pyshmem.aclshmemx_get_last_error() or 'the allocation failed'}")
+        area = _vote_areas[instance_id] = _VoteArea(addr)
+    return area
+
+
+def _or_over_pes(instance_id, mask):
+    """Collective: the OR of every PE's ``mask``."""
+    area = _vote_area(instance_id)
+    area.epoch += 1
+    slot = area.addr + 16 * (area.epoch % 2)
+    ctypes.c_int64.from_address(slot + 8).value = mask
+    ctypes.c_int64.from_address(slot).value = area.epoch
+    call_void("free (agreeing on exported views)", _pyshmem.aclshmem_barrier_all)
+    seen = (ctypes.c_int64 * 2)()
+    combined = 0
+    for pe in range(_pyshmem.pe_count()):
+        _pyshmem.aclshmem_getmem(ctypes.addressof(seen), slot, 16, pe)
+        if seen[0] != area.epoch:
+            raise AclshmemError(f"free: PE {pe} is not in the same free (collective calls out of order?)")
+        combined |= seen[1]
+    return combined
+
+
+def forget_instance(instance_id):
+    """Drops the vote area and deferred blocks of an instance (its heaps are gone);
+    returns the deferred blocks."""
+    _vote_areas.pop(instance_id, None)
+    return _deferred.pop(instance_id, [])
+
 
 def _owning(api, addr, length, mem_type):
     if not addr:
         raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error() or 'the library returned NULL'}")
     instance = active_instance_id()
     buf = Buffer._owning(addr, length, mem_type, instance)
-    _register(buf)
+    register_block(buf._block)
     return buf
 
 
@@ -37,6 +111,7 @@ def buffer(size, release=False, except_on_del=True, mem_type=MemType.DEVICE_SIDE
     size = check_int(size, "size", 1, SIZE_T_MAX)
     mem_type = check_mem_type(mem_type)
     with _instance_lock:
+        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_malloc(size, mem_type)
         return _owning(f"buffer({size}, mem_type={mem_type.name})", addr, size, mem_type)
 
@@ -49,6 +124,7 @@ def calloc(count, size, mem_type=MemType.DEVICE_SIDE):
         raise AclshmemInvalid(f"count * size = {count * size} does not fit in size_t")
     mem_type = check_mem_type(mem_type)
     with _instance_lock:
+        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_calloc(count, size, mem_type)
         return _owning(f"calloc({count}, {size}, mem_type={mem_type.name})", addr, count * size, mem_type)
 
@@ -61,12 +137,20 @@ def align(alignment, size, mem_type=MemType.DEVICE_SIDE):
     size = check_int(size, "size", 1, SIZE_T_MAX)
     mem_type = check_mem_type(mem_type)
     with _instance_lock:
+        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_align(alignment, size, mem_type)
         return _owning(f"align({alignment}, {size}, mem_type={mem_type.name})", addr, size, mem_type)
 
 
 def free(buf):
-    """Collective: frees a Buffer returned by buffer, calloc or align."""
+    """Collective: frees a Buffer returned by buffer, calloc or align.
+
+    The Buffer, its slices and peer views are released at once (their methods raise
+    ``AclshmemInvalid``).  If any PE still has views of the memory (a memoryview, NumPy
+    array or DLPack tensor), the memory is not returned to the heap yet - those views could
+    otherwise write into the next allocation: it is released at a later free once no PE
+    has views of it any more, or at finalize.  The PEs that hold views warn
+    (``AclshmemWarning``)."""
     if not isinstance(buf, Buffer):
         raise AclshmemInvalid(f"free needs a Buffer, not {type(buf).__name__}")
     if not buf.owned:
@@ -76,9 +160,26 @@ def free(buf):
         raise AclshmemInvalid("free: this Buffer has been freed already")
     with _instance_lock:
         check_buffer(buf, "buf")
-        buf._released = True
-        _unregister(buf)
-        call_void("free", _pyshmem.aclshmemx_free, buf.addr, buf.mem_type)
+        block = buf._block
+        block.close()
+        unregister_block(block)
+        pending = _deferred.setdefault(block.instance_id, [])
+        candidates = pending[:_MASK_BITS - 1] + [block]
+        local_views = [blk.views() for blk in candidates]
+        mask = sum(1 << i for i, n in enumerate(local_views) if n)
+        busy = _or_over_pes(block.instance_id, mask)
+        if busy >> (len(candidates) - 1) & 1:
+            pending.append(block)
+            if local_views[-1]:
+                warnings.warn(
+                    f"free: {local_views[-1]} view(s) of this Buffer (memoryview, NumPy array or DLPack "
+                    "tensor) are alive on this PE; its memory is kept out of reuse until they are gone, "
+                    "and released at a later free or at finalize", AclshmemWarning, stacklevel=2)
+        for i, blk in enumerate(candidates):
+            if not busy >> i & 1:
+                if blk is not block:
+                    pending.remove(blk)
+                call_void("free", _pyshmem.aclshmemx_free, blk.addr, blk.mem_type)
 
 
 def get_peer_buffer(buf, pe):

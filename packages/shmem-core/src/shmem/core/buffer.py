@@ -1,0 +1,376 @@
+"""``Buffer``: memory used by the SHMEM APIs, and the registry of symmetric allocations.
+
+A Buffer is an address, a length in bytes and a heap type.  It is one small object made in
+O(1) (``__slots__``, no class per length) that hands its memory to other code without a
+copy: the buffer protocol (format ``'B'``), ``__array_interface__`` and DLPack.  How the
+buffer protocol is exported, and how views are counted, is in ``_export``.
+
+Every symmetric allocation of this PE is a ``Block``: the owning Buffer that ``buffer``,
+``calloc`` or ``align`` returned, and the Buffers derived from it (slices ``b[i:j]`` and
+peer views from ``get_peer_buffer``).  The block answers whether any of them still has an
+exported view, which ``free`` and ``finalize`` need (see ``memory`` and ``init_final``).
+"""
+
+import ctypes
+import sys
+import threading
+import weakref
+
+from .._pyshmem import MemType
+from . import _export
+from .utils import (
+    INTPTR_MAX,
+    SIZE_T_MAX,
+    AclshmemInvalid,
+    active_instance_id,
+    check_int,
+    check_mem_type,
+)
+
+__all__ = ["Buffer", "Block", "check_buffer"]
+
+_DEVICE, _HOST = MemType.DEVICE_SIDE, MemType.HOST_SIDE
+_new = object.__new__
+
+
+class Block:
+    """One symmetric allocation: its owner, the Buffers derived from it, and its state."""
+
+    __slots__ = ("addr", "length", "mem_type", "instance_id", "released", "owner", "derived", "__weakref__")
+
+    def __init__(self, addr, length, mem_type, instance_id):
+        self.addr = addr
+        self.length = length
+        self.mem_type = mem_type
+        self.instance_id = instance_id
+        self.released = False  # a free (or finalize) has been started
+        self.owner = None  # weakref to the owning Buffer
+        self.derived = []  # weakrefs to slices and peer views
+
+    def buffers(self):
+        """The Buffers of this block that are still alive."""
+        found = [ref() for ref in [self.owner, *self.derived] if ref is not None]
+        return [b for b in found if b is not None]
+
+    def views(self):
+        """Live views exported by any Buffer of this block (memoryviews, NumPy arrays and
+        DLPack tensors over it)."""
+        _export.sweep_dlpack()
+        return sum(b._exports for b in self.buffers())
+
+    def exported_ranges(self):
+        """(address, length) of each Buffer of this block that has exported views."""
+        _export.sweep_dlpack()
+        return [(b._start, b._length) for b in self.buffers() if b._exports]
+
+    def close(self):
+        """Marks the block released: Buffer methods raise from now on, and the buffer
+        protocol hands out only empty views.  Views exported before stay as they are."""
+        self.released = True
+        for b in self.buffers():
+            b._size = 0
+        self.derived = [ref for ref in self.derived if ref() is not None]
+
+
+# Blocks not yet released, per instance: {instance_id: {addr: Block}}.
+_live = {}
+_live_lock = threading.Lock()
+
+
+def register_block(block):
+    with _live_lock:
+        _live.setdefault(block.instance_id, {})[block.addr] = block
+
+
+def unregister_block(block):
+    with _live_lock:
+        _live.get(block.instance_id, {}).pop(block.addr, None)
+
+
+def take_leftovers(instance_id):
+    """Removes and returns the blocks of ``instance_id`` that were never freed."""
+    with _live_lock:
+        return list(_live.pop(instance_id, {}).values())
+
+
+def _check_new_args(addr, length, mem_type):
+    """The constructor's argument rules (the slow path, with messages)."""
+    addr = check_int(addr, "addr")
+    length = check_int(length, "length")
+    if not 0 < addr <= INTPTR_MAX:
+        raise AclshmemInvalid(f"addr must satisfy 0 < addr <= {INTPTR_MAX}, not {addr}")
+    if not 0 < length <= SIZE_T_MAX:
+        raise AclshmemInvalid(f"length must satisfy 0 < length <= {SIZE_T_MAX}, not {length}")
+    if addr + length - 1 > SIZE_T_MAX:
+        raise AclshmemInvalid("addr + length is beyond the address space")
+    return int(addr), int(length), check_mem_type(mem_type)
+
+
+class Buffer(_export.ExporterBase):
+    """Memory used by the SHMEM APIs: an address, a length in bytes and a heap type.
+
+    ``Buffer(addr, length)`` describes memory it does not own (it cannot be freed).
+    ``buffer()``, ``calloc()`` and ``align()`` return owning Buffers; ``get_peer_buffer``
+    and slicing (``b[i:j]``) return non-owning views that follow their owner's free.
+
+    A Buffer is a writable bytes-like object without copies: ``memoryview(b)`` (format
+    ``'B'``), ``b[i]``, ``b[i] = v``, ``bytes(b)``, ``len(b)``, ``numpy.frombuffer(b,
+    dtype)``, ``numpy.asarray(b)`` (``__array_interface__``), ``numpy.from_dlpack(b)`` and
+    ``torch.from_dlpack(b)`` (``__dlpack__``, CPU), ``b.numpy(dtype, shape)`` and
+    ``b.view(fmt, shape)``.
+
+    Dropping a Buffer never frees symmetric memory (free is collective and must be called
+    by every PE); ``finalize`` releases what is left and warns.  While views of a Buffer
+    exist, ``free`` keeps its memory out of reuse and ``finalize`` keeps its address range
+    mapped (see the documentation of ``free``).
+    """
+
+    __slots__ = ("_length", "_mem_type", "_block", "__weakref__")
+
+    def __new__(cls, addr, length, mem_type=_DEVICE):
+        if (type(addr) is not int or type(length) is not int or not 0 < addr <= INTPTR_MAX
+                or not 0 < length or addr + length - 1 > SIZE_T_MAX
+                or (mem_type is not _DEVICE and mem_type is not _HOST)):
+            addr, length, mem_type = _check_new_args(addr, length, mem_type)
+        self = _new(cls)
+        self._start = addr
+        self._size = length if length <= sys.maxsize else 0  # no Python view is that long
+        self._length = length
+        self._mem_type = mem_type
+        self._block = None
+        return self
+
+    # -- factories ---------------------------------------------------------------
+    @classmethod
+    def _owning(cls, addr, length, mem_type, instance_id):
+        """The owning Buffer of a new allocation, and its block."""
+        buf = cls(addr, length, mem_type)
+        block = Block(addr, length, mem_type, instance_id)
+        block.owner = weakref.ref(buf)
+        buf._block = block
+        return buf
+
+    @classmethod
+    def _borrowed(cls, origin, addr, length=None):
+        """A non-owning Buffer of origin's memory at ``addr`` (a peer's mapping, or a
+        sub-range): it follows origin's free and instance."""
+        buf = cls(addr, origin._length if length is None else length, origin._mem_type)
+        block = origin._block
+        if block is not None:
+            buf._block = block
+            block.derived.append(weakref.ref(buf))
+            if block.released:
+                buf._size = 0
+        return buf
+
+    # -- attributes --------------------------------------------------------------
+    @property
+    def addr(self):
+        """Start address of the memory."""
+        return self._start
+
+    @property
+    def length(self):
+        """Length in bytes."""
+        return self._length
+
+    @property
+    def mem_type(self):
+        """MemType.DEVICE_SIDE or MemType.HOST_SIDE."""
+        return self._mem_type
+
+    @property
+    def owned(self):
+        """Whether this object owns the right to free the memory."""
+        block = self._block
+        return block is not None and block.owner() is self
+
+    @property
+    def instance_id(self):
+        """The allocating instance, or None for an external-address descriptor."""
+        block = self._block
+        return None if block is None else block.instance_id
+
+    @property
+    def release_called(self):
+        """Whether a free of the memory has been started (for views: of their owner)."""
+        block = self._block
+        return block is not None and block.released
+
+    # -- value semantics ---------------------------------------------------------
+    def __eq__(self, other):
+        if not isinstance(other, Buffer):
+            return NotImplemented
+        return (self._start, self._length, self._mem_type) == (other._start, other._length, other._mem_type)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash((self._start, self._length, int(self._mem_type)))
+
+    def __repr__(self):
+        if self._block is None:
+            kind = "external"
+        else:
+            kind = "owned" if self.owned else "view"
+        extra = ", released" if self.release_called else ""
+        return (f"Buffer(addr={self._start:#x}, length={self._length}, mem_type={self._mem_type.name}, "
+                f"{kind}, instance_id={self.instance_id}{extra})")
+
+    def __reduce__(self):
+        raise TypeError("a Buffer describes memory of this process and cannot be pickled")
+
+    def __bool__(self):
+        return True
+
+    def __len__(self):
+        return self._length
+
+    # -- element access ----------------------------------------------------------
+    def _check_readable(self):
+        block = self._block
+        if block is not None and block.released:
+            raise AclshmemInvalid("the Buffer's memory has been freed (or released by finalize)")
+
+    def _index(self, i):
+        if isinstance(i, bool) or not hasattr(i, "__index__"):
+            raise TypeError(f"Buffer indices must be integers or slices, not {type(i).__name__}")
+        i = i.__index__()
+        n = self._length
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"Buffer index out of range (length {n})")
+        return i
+
+    def _range(self, s):
+        start, stop, step = s.indices(self._length)
+        if step != 1:
+            raise AclshmemInvalid("a Buffer slice must be contiguous (step 1); use memoryview(buf)[::step] "
+                                  "for a strided view")
+        if stop <= start:
+            raise AclshmemInvalid(f"the slice [{s.start}:{s.stop}] of a Buffer of {self._length} bytes is empty "
+                                  "(a Buffer has at least one byte)")
+        return start, stop
+
+    def __getitem__(self, key):
+        """``b[i]`` is the byte at i; ``b[i:j]`` is a non-owning Buffer of those bytes."""
+        self._check_readable()
+        if isinstance(key, slice):
+            start, stop = self._range(key)
+            return Buffer._borrowed(self, self._start + start, stop - start)
+        return ctypes.c_ubyte.from_address(self._start + self._index(key)).value
+
+    def __setitem__(self, key, value):
+        """``b[i] = v`` stores a byte (0..255); ``b[i:j] = data`` copies a bytes-like
+        object of exactly j - i bytes."""
+        self._check_readable()
+        if isinstance(key, slice):
+            start, stop = self._range(key)
+            try:
+                src = memoryview(value).cast("B")
+            except TypeError:
+                raise AclshmemInvalid(f"Buffer slice assignment needs a bytes-like object, not "
+                                      f"{type(value).__name__}") from None
+            if src.nbytes != stop - start:
+                raise AclshmemInvalid(f"Buffer slice assignment: {src.nbytes} bytes given for a slice of "
+                                      f"{stop - start}")
+            ctypes.memmove(self._start + start, (ctypes.c_char * src.nbytes).from_buffer_copy(src), src.nbytes)
+            return
+        i = self._index(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+            raise AclshmemInvalid(f"a Buffer byte must be an int in range(0, 256), not {value!r}")
+        ctypes.c_ubyte.from_address(self._start + i).value = value
+
+    def __bytes__(self):
+        self._check_readable()
+        return ctypes.string_at(self._start, self._length)
+
+    # -- views -------------------------------------------------------------------
+    def _memoryview(self):
+        self._check_readable()
+        if self._size != self._length:
+            raise AclshmemInvalid(f"a Buffer of {self._length} bytes is too long for a Python view")
+        if not _export.EXACT_VIEW_COUNT:  # Python 3.11 without the exporter base type
+            from .. import _native
+
+            ffi = _native.get_ffi()
+            return memoryview(ffi.buffer(ffi.cast("char *", self._start), self._length)).cast("B")
+        return memoryview(self)
+
+    def view(self, fmt="B", shape=None):
+        """A writable memoryview of the memory (no copy), cast to the struct format
+        ``fmt`` and, if given, to ``shape``."""
+        mv = self._memoryview()
+        try:
+            if shape is not None:
+                return mv.cast(fmt, shape)
+            return mv if fmt == "B" else mv.cast(fmt)
+        except (TypeError, ValueError) as exc:
+            raise AclshmemInvalid(f"Buffer.view({fmt!r}, {shape!r}): {exc}") from None
+
+    def numpy(self, dtype="uint8", shape=None):
+        """A NumPy array over the memory (no copy): ``length // itemsize`` elements of
+        ``dtype``, or ``shape`` (whose size must fit in the Buffer)."""
+        mv = self._memoryview()
+        import numpy as np
+
+        try:
+            dt = np.dtype(dtype)
+        except TypeError as exc:
+            raise AclshmemInvalid(f"Buffer.numpy: {exc}") from None
+        if dt.itemsize == 0 or dt.hasobject:
+            raise AclshmemInvalid(f"Buffer.numpy: dtype {dt} is not plain memory")
+        if shape is None:
+            return np.frombuffer(mv, dtype=dt, count=self._length // dt.itemsize)
+        if isinstance(shape, int):
+            shape = (shape,)
+        try:
+            dims = tuple(check_int(s, "shape", 0) for s in shape)
+        except TypeError:
+            raise AclshmemInvalid(f"Buffer.numpy: shape must be an int or a tuple of ints, not {shape!r}") from None
+        count = 1
+        for d in dims:
+            count *= d
+        if count * dt.itemsize > self._length:
+            raise AclshmemInvalid(f"Buffer.numpy: shape {dims} of {dt} needs {count * dt.itemsize} bytes, "
+                                  f"the Buffer has {self._length}")
+        return np.frombuffer(mv, dtype=dt, count=count).reshape(dims)
+
+    @property
+    def __array_interface__(self):
+        # 'data' as a buffer object (not an address): the array then holds a counted view.
+        return {"version": 3, "shape": (self._length,), "typestr": "|u1", "data": self._memoryview()}
+
+    def __dlpack_device__(self):
+        """(kDLCPU, 0): host memory."""
+        return (_export.KDLCPU, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over the memory: 1-D uint8, CPU, no copy."""
+        if stream is not None and stream != -1:
+            raise AclshmemInvalid(f"__dlpack__: a CPU Buffer takes stream=None, not {stream!r}")
+        if dl_device is not None and tuple(dl_device) != (_export.KDLCPU, 0):
+            raise BufferError(f"__dlpack__: a Buffer is host memory (kDLCPU, 0); cannot export to {dl_device!r}")
+        if copy:
+            raise BufferError("__dlpack__: a Buffer exports its memory without a copy (copy=True is not supported)")
+        versioned = max_version is not None and tuple(max_version) >= _export.DLPACK_VERSION
+        return _export.export_dlpack(self._memoryview(), versioned)
+
+
+def check_buffer(buf, name):
+    """A usable Buffer: not freed, and allocated by the active instance if it has one.
+    (External descriptors may name any memory; the library checks symmetric addresses.)"""
+    if not isinstance(buf, Buffer):
+        raise AclshmemInvalid(f"{name} must be a Buffer, not {type(buf).__name__}")
+    block = buf._block
+    if block is not None:
+        if block.released:
+            raise AclshmemInvalid(f"{name} has been freed and cannot be used any more")
+        active = active_instance_id()
+        if active != block.instance_id:
+            raise AclshmemInvalid(
+                f"{name} was allocated by instance {block.instance_id} but the active instance is {active}")
+    return buf
