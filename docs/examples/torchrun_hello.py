@@ -2,8 +2,8 @@
 
     torchrun --standalone --nproc-per-node=2 torchrun_hello.py
 
-Rank 0 makes the unique ID and serves it on MASTER_ADDR, port MASTER_PORT + 1 (or
-SHMEM_UID_EXCHANGE_PORT); the other ranks fetch it.  The program itself needs no torch.
+Rank 0 hands the unique ID to the other ranks through torch's TCPStore on MASTER_PORT
+(without torch: to ranks that hold the same SHMEM_JOB_SECRET).  No torch import here.
 """
 import shmem.core as core
 
