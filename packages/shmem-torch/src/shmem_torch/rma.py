@@ -5,7 +5,7 @@ plain tensor copies through the peer's mapping).  With ``stream=`` (a
 ``shmem.core.Stream`` or its handle, 0 for the default stream) they are only enqueued on
 that stream; synchronise it before reading the result or writing to the source.  The
 tensors of an on-stream call are kept alive until the stream has run it
-(``shmem.core.stream.keep_alive``), so a temporary source may be dropped at once.
+(``shmem.core.keep_alive``), so a temporary source may be dropped at once.
 """
 
 import torch

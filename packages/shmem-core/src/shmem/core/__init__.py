@@ -38,7 +38,7 @@ from .memory import align, buffer, calloc, free, get_peer_buffer
 from .multi_instance import current_instance, multi_instance, set_instance
 from .profiling import get_prof, show_prof
 from .rma import get, put, put_signal, quiet, signal_op, signal_wait
-from .stream import Stream, synchronize
+from .stream import Stream, keep_alive, synchronize
 from .sync import (
     barrier,
     barrier_all,
@@ -71,7 +71,7 @@ __all__ = [
     "set_mte_config", "set_sdma_config", "set_rdma_config", "set_udma_config",
     "get_prof", "show_prof", "ProfData",
     # streams
-    "Stream", "synchronize",
+    "Stream", "synchronize", "keep_alive",
     # errors
     "AclshmemError", "AclshmemInvalid", "AclshmemWarning", "InitStatus",
 ]
