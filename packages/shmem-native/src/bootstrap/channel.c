@@ -23,10 +23,13 @@
 
 struct shmemi_channel {
     int fd;
+    int is_server;
     SSL *ssl; /* NULL: plain TCP */
     SSL_CTX *ctx;
     pthread_mutex_t lock;
     uint8_t psk[32];
+    short wanted;       /* poll events the last -EAGAIN waits for */
+    char failure[256];  /* why the TLS handshake failed */
 };
 
 /* ---- tls_info: "key: value; key: value; ..." -------------------------------- */
@@ -393,33 +396,85 @@ int shmemi_channel_recv(shmemi_channel_t *ch, void *buf, size_t len, int64_t dea
     return ssl_io(ch, 0, buf, len, deadline_ms);
 }
 
-static int tls_handshake(shmemi_channel_t *ch, int is_server, int64_t deadline_ms)
+/* Records why the TLS handshake failed, in words a user can act on. */
+static void note_handshake_failure(shmemi_channel_t *ch)
+{
+    char reason[256] = "the peer closed the connection (TLS settings or certificates differ?)";
+    unsigned long code = ERR_get_error();
+    if (code)
+        ERR_error_string_n(code, reason, sizeof(reason));
+    long verify = SSL_get_verify_result(ch->ssl);
+    ERR_clear_error();
+    snprintf(ch->failure, sizeof(ch->failure), "TLS handshake with the %s failed: %s%s%s",
+             ch->is_server ? "client" : "server", reason, verify != X509_V_OK ? "; certificate check: " : "",
+             verify != X509_V_OK ? X509_verify_cert_error_string(verify) : "");
+}
+
+int shmemi_channel_handshake_step(shmemi_channel_t *ch)
+{
+    if (!ch->ssl)
+        return 0;
+    pthread_mutex_lock(&ch->lock);
+    int ok = SSL_do_handshake(ch->ssl);
+    int err = ok == 1 ? SSL_ERROR_NONE : SSL_get_error(ch->ssl, ok);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
+        ch->wanted = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+    else if (err != SSL_ERROR_NONE)
+        note_handshake_failure(ch);
+    pthread_mutex_unlock(&ch->lock);
+    if (err == SSL_ERROR_NONE)
+        return 0;
+    return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ? -EAGAIN : -EPROTO;
+}
+
+const char *shmemi_channel_failure(const shmemi_channel_t *ch)
+{
+    return ch->failure[0] ? ch->failure : "no TLS failure";
+}
+
+short shmemi_channel_wanted(const shmemi_channel_t *ch)
+{
+    return ch->wanted;
+}
+
+static int tls_handshake(shmemi_channel_t *ch, int64_t deadline_ms)
 {
     for (;;) {
-        int ok = is_server ? SSL_accept(ch->ssl) : SSL_connect(ch->ssl);
-        if (ok == 1)
+        int rc = shmemi_channel_handshake_step(ch);
+        if (rc == 0)
             return ACLSHMEM_SUCCESS;
-        int err = SSL_get_error(ch->ssl, ok);
-        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-            if (wait_fd(ch->fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline_ms) != 0)
-                return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR, "TLS: the handshake timed out");
-            continue;
-        }
-        char reason[256] = "the peer closed the connection (TLS settings or certificates differ?)";
-        unsigned long code = ERR_get_error();
-        if (code)
-            ERR_error_string_n(code, reason, sizeof(reason));
-        long verify = SSL_get_verify_result(ch->ssl);
-        ERR_clear_error();
-        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "TLS handshake with the %s failed: %s%s%s",
-                           is_server ? "client" : "server", reason,
-                           verify != X509_V_OK ? "; certificate check: " : "",
-                           verify != X509_V_OK ? X509_verify_cert_error_string(verify) : "");
+        if (rc != -EAGAIN)
+            return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "%s", ch->failure);
+        if (wait_fd(ch->fd, ch->wanted, deadline_ms) != 0)
+            return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR, "TLS: the handshake timed out");
     }
 }
 
-int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,
-                        shmemi_channel_t **out)
+/* The socket BIO and the TLS objects of ch, the handshake not started. */
+static int setup_tls(shmemi_channel_t *ch, const shmemi_tls_settings_t *settings)
+{
+    tls_files_t files;
+    parse_tls_info(settings->tls_info, &files);
+    fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+    int rc;
+    ch->ctx = make_context(ch->is_server, settings, &files, &rc);
+    if (!ch->ctx)
+        return rc;
+    if (!(ch->ssl = SSL_new(ch->ctx)))
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a connection");
+    BIO *bio = socket_bio(ch->fd);
+    if (!bio)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a socket BIO");
+    SSL_set_app_data(ch->ssl, ch);
+    SSL_set_bio(ch->ssl, bio, bio);
+    if (ch->is_server)
+        SSL_set_accept_state(ch->ssl);
+    else
+        SSL_set_connect_state(ch->ssl);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi_channel_t **out)
 {
     shmemi_channel_t *ch = calloc(1, sizeof(*ch));
     if (!ch) {
@@ -427,32 +482,71 @@ int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     }
     ch->fd = fd;
+    ch->is_server = is_server;
+    ch->wanted = POLLIN;
     pthread_mutex_init(&ch->lock, NULL);
     shmemi_proof(secret, "aclshmem-tls-psk", "", 0, ch->psk);
     shmemi_tls_settings_t settings;
     shmemi_settings_tls(&settings);
-    int rc = ACLSHMEM_SUCCESS;
-    if (settings.tls_enabled) {
-        tls_files_t files;
-        parse_tls_info(settings.tls_info, &files);
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        ch->ctx = make_context(is_server, &settings, &files, &rc);
-        if (ch->ctx && !(ch->ssl = SSL_new(ch->ctx)))
-            rc = shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a connection");
-        if (ch->ssl) {
-            BIO *bio = socket_bio(fd);
-            SSL_set_app_data(ch->ssl, ch);
-            SSL_set_bio(ch->ssl, bio, bio);
-            rc = bio ? tls_handshake(ch, is_server, deadline_ms)
-                     : shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a socket BIO");
-        }
-    }
+    int rc = settings.tls_enabled ? setup_tls(ch, &settings) : ACLSHMEM_SUCCESS;
     if (rc != ACLSHMEM_SUCCESS) {
         shmemi_channel_close(ch);
         return rc;
     }
     *out = ch;
     return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,
+                        shmemi_channel_t **out)
+{
+    shmemi_channel_t *ch;
+    SHMEMI_TRY(shmemi_channel_start(fd, is_server, secret, &ch));
+    int rc = tls_handshake(ch, deadline_ms);
+    if (rc != ACLSHMEM_SUCCESS) {
+        shmemi_channel_close(ch);
+        return rc;
+    }
+    *out = ch;
+    return ACLSHMEM_SUCCESS;
+}
+
+static ssize_t plain_recv_some(shmemi_channel_t *ch, void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t n = recv(ch->fd, buf, len, MSG_DONTWAIT);
+        if (n > 0)
+            return n;
+        if (n == 0)
+            return -EPIPE;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            ch->wanted = POLLIN;
+            return -EAGAIN;
+        }
+        return -EPIPE;
+    }
+}
+
+ssize_t shmemi_channel_recv_some(shmemi_channel_t *ch, void *buf, size_t len)
+{
+    if (len == 0)
+        return 0;
+    if (!ch->ssl)
+        return plain_recv_some(ch, buf, len);
+    pthread_mutex_lock(&ch->lock);
+    size_t n = 0;
+    int ok = SSL_read_ex(ch->ssl, buf, len, &n);
+    int err = ok ? SSL_ERROR_NONE : SSL_get_error(ch->ssl, 0);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
+        ch->wanted = err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+    else if (err != SSL_ERROR_NONE)
+        ERR_clear_error();
+    pthread_mutex_unlock(&ch->lock);
+    if (ok)
+        return (ssize_t)n;
+    return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ? -EAGAIN : -EPIPE;
 }
 
 int shmemi_channel_pending(shmemi_channel_t *ch)

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct shmemi_channel shmemi_channel_t;
 
@@ -17,6 +18,22 @@ typedef struct shmemi_channel shmemi_channel_t;
  * fd is closed and the last error says why. */
 int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,
                         shmemi_channel_t **out);
+
+/* ---- non-blocking use, for a server that drives many channels from one thread ----- */
+
+/* Wraps fd (ownership passes) without starting the TLS handshake: drive it with
+ * shmemi_channel_handshake_step.  An aclshmem error code (fd closed on failure). */
+int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi_channel_t **out);
+/* Advances the TLS handshake without blocking: 0 when done (at once without TLS), -EAGAIN
+ * to be called again when shmemi_channel_wanted() events arrive, -EPROTO when it failed
+ * (shmemi_channel_failure says why; nothing is logged, so a flood of bad clients is quiet). */
+int shmemi_channel_handshake_step(shmemi_channel_t *ch);
+const char *shmemi_channel_failure(const shmemi_channel_t *ch);
+/* Receives what has arrived, up to len bytes, without blocking: a byte count, -EAGAIN
+ * (nothing yet) or -EPIPE (closed or broken). */
+ssize_t shmemi_channel_recv_some(shmemi_channel_t *ch, void *buf, size_t len);
+/* The poll() events (POLLIN or POLLOUT) that the last -EAGAIN waits for. */
+short shmemi_channel_wanted(const shmemi_channel_t *ch);
 
 /* Checks the TLS settings on this PE alone (files load, the key matches, this PE's own
  * certificate verifies against the configured CA and CRL), so a bad configuration fails at

@@ -21,6 +21,7 @@
 typedef struct completion {
     uint64_t key;
     int status;
+    int reason; /* COLL_ERROR's shmemi_coll_error */
     uint32_t len;
     uint8_t *data;
     struct completion *next;
@@ -92,6 +93,7 @@ static void *agent_loop(void *p)
             }
             c->key = m.key;
             c->status = m.type == SHMEMI_MSG_COLL_DONE ? 0 : ACLSHMEM_BOOTSTRAP_ERROR;
+            c->reason = m.type == SHMEMI_MSG_COLL_ERROR ? m.arg : 0;
             c->len = m.len;
             c->data = payload;
             payload = NULL;
@@ -227,6 +229,20 @@ static completion_t *take_completion(shmemi_bootstrap_t *b, uint64_t key)
     return NULL;
 }
 
+static int collective_failure(const shmemi_bootstrap_t *b, int reason, int n, int idx, size_t len)
+{
+    if (reason == SHMEMI_COLL_ERROR_INVALID)
+        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                           "PE %d: PE 0 refused a collective of %d members (this PE member %d, %zu bytes "
+                           "each) as out of range for a job of %d PEs", b->my_pe, n, idx, len, b->n_pes);
+    if (reason == SHMEMI_COLL_ERROR_RESOURCES)
+        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                           "PE %d: PE 0 holds too many unfinished collectives (or too much of their data) "
+                           "to start another", b->my_pe);
+    return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                       "PE %d: members of a collective disagreed on its size or membership", b->my_pe);
+}
+
 int shmemi_bootstrap_collective(shmemi_bootstrap_t *b, uint64_t key, int n, int idx,
                                 const void *in, size_t len, void *out, int64_t timeout_ms)
 {
@@ -264,14 +280,13 @@ int shmemi_bootstrap_collective(shmemi_bootstrap_t *b, uint64_t key, int n, int 
                            "(a PE is missing, slow, or called collectives in another order)",
                            b->my_pe, (long long)timeout_ms);
     }
-    int rc = c->status;
-    if (rc == 0 && c->len == len * (size_t)n) {
+    int rc = ACLSHMEM_SUCCESS;
+    if (c->status == 0 && c->len == len * (size_t)n) {
         if (c->len)
             memcpy(out, c->data, c->len);
+    } else {
+        rc = collective_failure(b, c->reason, n, idx, len);
     }
-    else
-        rc = shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
-                         "PE %d: members of a collective disagreed on its size or membership", b->my_pe);
     free(c->data);
     free(c);
     return rc;

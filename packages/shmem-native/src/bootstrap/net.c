@@ -45,9 +45,12 @@ int shmemi_tcp_bind(const struct sockaddr_storage *ss, socklen_t len)
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
+    /* SO_REUSEADDR only: it lets PE 0 bind the port that aclshmemx_get_uniqueid reserved
+     * (bound, never listening) in another process, and a port whose last job's connections
+     * linger in TIME_WAIT; it never lets two sockets listen on one port.  SO_REUSEPORT would,
+     * and two jobs given the same port would silently split each other's connections. */
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     if (bind(fd, (const struct sockaddr *)ss, len) != 0) {
         int err = errno;
         close(fd);

@@ -9,8 +9,9 @@
 /* Monotonic milliseconds. */
 int64_t shmemi_now_ms(void);
 
-/* Opens a TCP socket bound to ss (port 0 picks one) with SO_REUSEADDR/SO_REUSEPORT set,
- * so the process that made a UID and PE 0 may both hold the address.  -errno on failure. */
+/* Opens a TCP socket bound to ss (port 0 picks one) with SO_REUSEADDR set, so the process
+ * that made a UID (bound, not listening) and PE 0 may both hold the address; a port where
+ * another socket listens fails with -EADDRINUSE.  -errno on failure. */
 int shmemi_tcp_bind(const struct sockaddr_storage *ss, socklen_t len);
 
 /* Connects to ss, retrying refused connections until deadline_ms.  Returns fd or

@@ -8,6 +8,7 @@
 
 #define SHMEMI_WIRE_MAGIC 0x53524853u /* "SHRS" */
 #define SHMEMI_NONCE_LEN 32
+/* How long PE 0 gives a new connection to finish TLS and prove the job secret. */
 #define SHMEMI_HANDSHAKE_MS 5000
 
 /* Server -> client, first. */
@@ -38,9 +39,18 @@ enum shmemi_msg_type {
     SHMEMI_MSG_EXIT = 3,      /* both ways: end the job with status arg */
     SHMEMI_MSG_PEER_DIED = 4, /* server -> client: PE arg lost its connection */
     SHMEMI_MSG_BYE = 5,       /* client -> server: leaving cleanly */
-    SHMEMI_MSG_COLL_ERROR = 6 /* server -> client: members disagreed on n or length */
+    SHMEMI_MSG_COLL_ERROR = 6 /* server -> client: the collective failed; arg says why */
 };
 
+/* COLL_ERROR's arg. */
+enum shmemi_coll_error {
+    SHMEMI_COLL_ERROR_INVALID = 1,   /* n, idx or len out of range */
+    SHMEMI_COLL_ERROR_MISMATCH = 2,  /* members disagreed on n or len, or claimed one index twice */
+    SHMEMI_COLL_ERROR_RESOURCES = 3  /* PE 0 holds too many unfinished collectives */
+};
+
+/* Every message: this header, then len payload bytes (only COLL and COLL_DONE have any).
+ * PE 0 checks each field against the state it touches before use; see store_server.c. */
 typedef struct {
     uint32_t type;
     uint32_t len; /* payload bytes that follow */

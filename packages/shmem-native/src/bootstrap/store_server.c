@@ -1,5 +1,12 @@
-/* The control-plane service that PE 0 runs: authenticates PEs, completes collectives,
- * relays global exit and reports PEs whose connection dropped. */
+/* The control-plane service that PE 0 runs: admits PEs, completes collectives, relays
+ * global exit and reports PEs whose connection dropped.
+ *
+ * One thread serves everything with poll(): new connections (admission.c), and the PEs,
+ * whose messages are read piece by piece as they arrive, so no peer, however slow or
+ * hostile, can hold the server up.  Even a PE that knows the secret is not trusted: every
+ * field of every message is checked against the state it touches before it is used, and a
+ * PE that breaks the protocol is dropped (the others learn it died) instead of being
+ * believed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +18,7 @@
 #include <unistd.h>
 
 #include "aclshmem/types.h"
+#include "bootstrap/admission.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/channel.h"
 #include "bootstrap/net.h"
@@ -18,39 +26,52 @@
 #include "core/error.h"
 #include "core/log.h"
 
+/* What unfinished collectives may hold at once: far above any real job's needs, and a
+ * bound on what a misbehaving PE can make PE 0 allocate. */
+#define MAX_PENDING_COLLECTIVES 1024
+#define MAX_PENDING_BYTES (2ull * SHMEMI_MAX_PAYLOAD)
+/* Messages read from one PE before the others get a turn. */
+#define MESSAGES_PER_TURN 16
+#define SEND_TIMEOUT_MS 30000
+
 enum { PE_ABSENT = 0, PE_JOINED, PE_LEFT, PE_DEAD };
+
+typedef struct {
+    shmemi_channel_t *ch;
+    int state;
+    int broken;           /* a send to it failed: dropped at the end of this turn */
+    shmemi_msg_t msg;     /* the message being received */
+    size_t msg_got;
+    uint8_t *payload;     /* [msg.len] */
+    size_t payload_got;
+} peer_t;
 
 typedef struct pending {
     uint64_t key;
     int n;
     uint32_t len;
-    int count;
-    int failed;
-    int *member_pe; /* [n] */
-    uint8_t *data;  /* [n * len] */
+    int count;       /* members recorded */
+    int failed;      /* members disagreed: every member gets COLL_ERROR */
+    int *member_pe;  /* [n], -1 until that member arrives */
+    uint8_t *data;   /* [n * len] */
     struct pending *next;
 } pending_t;
 
 struct shmemi_store_server {
     int listen_fd;
-    uint8_t secret[SHMEMI_SECRET_LEN];
     int n_pes;
     int wake_pipe[2];
-    pthread_t accept_thread, loop_thread;
-    pthread_mutex_t lock; /* guards pe_ch / pe_state and handshakes */
-    pthread_cond_t handshakes_done;
-    int handshakes;
-    shmemi_channel_t **pe_ch;
-    int *pe_state;
+    pthread_t thread;
+    shmemi_admission_t *admission;
+    peer_t *peers;        /* [n_pes] */
+    struct pollfd *pfds;  /* [2 + SHMEMI_ADMISSION_MAX + n_pes] */
+    int *pfd_pe;          /* the PE of each pollfd after the admission ones */
     pending_t *pending;
+    int pending_count;
+    uint64_t pending_bytes;
     atomic_int stopping;
     atomic_llong stop_deadline_ms;
 };
-
-typedef struct {
-    shmemi_store_server_t *server;
-    int fd;
-} handshake_arg_t;
 
 static void wake_loop(shmemi_store_server_t *s)
 {
@@ -59,104 +80,19 @@ static void wake_loop(shmemi_store_server_t *s)
     (void)ignored;
 }
 
-static int handshake(shmemi_store_server_t *s, shmemi_channel_t *ch, int64_t deadline, int *pe_out)
-{
-    shmemi_wire_challenge_t challenge = {.magic = SHMEMI_WIRE_MAGIC};
-    shmemi_random_bytes(challenge.nonce, sizeof(challenge.nonce));
-    if (shmemi_channel_send(ch, &challenge, sizeof(challenge), deadline) != 0)
-        return -1;
-    shmemi_wire_hello_t hello;
-    if (shmemi_channel_recv(ch, &hello, sizeof(hello), deadline) != 0)
-        return -1;
-    uint8_t expected[SHMEMI_PROOF_LEN];
-    shmemi_proof(s->secret, "aclshmem-client", challenge.nonce, sizeof(challenge.nonce), expected);
-    if (!shmemi_proof_equal(expected, hello.proof)) {
-        SHMEMI_WARN("control plane: refused a connection that does not know the job secret");
-        return -1; /* say nothing to an outsider */
-    }
-    shmemi_wire_welcome_t welcome = {0};
-    shmemi_proof(s->secret, "aclshmem-server", hello.nonce, sizeof(hello.nonce), welcome.proof);
-    pthread_mutex_lock(&s->lock);
-    if (hello.n_pes != s->n_pes || hello.pe < 0 || hello.pe >= s->n_pes)
-        welcome.status = ACLSHMEM_INVALID_PARAM;
-    else if (s->pe_state[hello.pe] != PE_ABSENT)
-        welcome.status = ACLSHMEM_BOOTSTRAP_ERROR;
-    pthread_mutex_unlock(&s->lock);
-    if (shmemi_channel_send(ch, &welcome, sizeof(welcome), deadline) != 0 || welcome.status != 0)
-        return -1;
-    *pe_out = hello.pe;
-    return 0;
-}
-
-static void *handshake_thread(void *p)
-{
-    handshake_arg_t arg = *(handshake_arg_t *)p;
-    free(p);
-    shmemi_store_server_t *s = arg.server;
-    int pe = -1;
-    int64_t deadline = shmemi_now_ms() + SHMEMI_HANDSHAKE_MS;
-    shmemi_channel_t *ch = NULL;
-    int ok = shmemi_channel_open(arg.fd, 1, s->secret, deadline, &ch) == ACLSHMEM_SUCCESS &&
-             handshake(s, ch, deadline, &pe) == 0;
-    pthread_mutex_lock(&s->lock);
-    if (ok && s->pe_state[pe] == PE_ABSENT) {
-        s->pe_ch[pe] = ch;
-        s->pe_state[pe] = PE_JOINED;
-    } else {
-        ok = 0;
-        shmemi_channel_close(ch);
-    }
-    s->handshakes--;
-    pthread_cond_broadcast(&s->handshakes_done);
-    pthread_mutex_unlock(&s->lock);
-    if (ok)
-        wake_loop(s);
-    return NULL;
-}
-
-static void *accept_loop(void *p)
-{
-    shmemi_store_server_t *s = p;
-    while (!atomic_load(&s->stopping)) {
-        struct pollfd pfd = {.fd = s->listen_fd, .events = POLLIN};
-        if (poll(&pfd, 1, 200) <= 0)
-            continue;
-        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0)
-            continue;
-        shmemi_tcp_nodelay(fd);
-        handshake_arg_t *arg = malloc(sizeof(*arg));
-        pthread_t tid;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_mutex_lock(&s->lock);
-        s->handshakes++;
-        pthread_mutex_unlock(&s->lock);
-        if (arg)
-            *arg = (handshake_arg_t){s, fd};
-        if (!arg || pthread_create(&tid, &attr, handshake_thread, arg) != 0) {
-            free(arg);
-            close(fd);
-            pthread_mutex_lock(&s->lock);
-            s->handshakes--;
-            pthread_mutex_unlock(&s->lock);
-        }
-        pthread_attr_destroy(&attr);
-    }
-    return NULL;
-}
+/* ---- sending ------------------------------------------------------------------- */
 
 static int send_msg(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const void *payload)
 {
-    shmemi_channel_t *ch = s->pe_ch[pe];
-    if (!ch || s->pe_state[pe] != PE_JOINED)
+    peer_t *p = &s->peers[pe];
+    if (p->state != PE_JOINED || p->broken)
         return -1;
-    int64_t deadline = shmemi_now_ms() + 30000;
-    if (shmemi_channel_send(ch, m, sizeof(*m), deadline) != 0)
+    int64_t deadline = shmemi_now_ms() + SEND_TIMEOUT_MS;
+    if (shmemi_channel_send(p->ch, m, sizeof(*m), deadline) != 0 ||
+        (m->len && shmemi_channel_send(p->ch, payload, m->len, deadline) != 0)) {
+        p->broken = 1; /* dropped by the loop, not here: dropping sends too */
         return -1;
-    if (m->len && shmemi_channel_send(ch, payload, m->len, deadline) != 0)
-        return -1;
+    }
     return 0;
 }
 
@@ -167,13 +103,30 @@ static void broadcast(shmemi_store_server_t *s, const shmemi_msg_t *m, int excep
             send_msg(s, pe, m, NULL);
 }
 
+static void reply_coll_error(shmemi_store_server_t *s, int pe, uint64_t key, int reason)
+{
+    shmemi_msg_t err = {.type = SHMEMI_MSG_COLL_ERROR, .key = key, .arg = reason};
+    send_msg(s, pe, &err, NULL);
+}
+
+/* ---- membership ---------------------------------------------------------------- */
+
+static void forget_message(peer_t *p)
+{
+    free(p->payload);
+    p->payload = NULL;
+    p->msg_got = p->payload_got = 0;
+}
+
 static void mark_gone(shmemi_store_server_t *s, int pe, int state)
 {
-    pthread_mutex_lock(&s->lock);
-    shmemi_channel_close(s->pe_ch[pe]);
-    s->pe_ch[pe] = NULL;
-    s->pe_state[pe] = state;
-    pthread_mutex_unlock(&s->lock);
+    peer_t *p = &s->peers[pe];
+    if (p->state != PE_JOINED)
+        return;
+    shmemi_channel_close(p->ch);
+    p->ch = NULL;
+    p->state = state;
+    forget_message(p);
     if (state == PE_DEAD) {
         SHMEMI_WARN("control plane: PE %d lost its connection; telling the others", pe);
         shmemi_msg_t died = {.type = SHMEMI_MSG_PEER_DIED, .arg = pe};
@@ -181,194 +134,426 @@ static void mark_gone(shmemi_store_server_t *s, int pe, int state)
     }
 }
 
-static pending_t *find_pending(shmemi_store_server_t *s, uint64_t key, int n, uint32_t len)
+static void drop_for_protocol(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const char *why)
+{
+    SHMEMI_WARN("control plane: PE %d sent a message that breaks the protocol (type %u, %u payload "
+                "bytes: %s); dropping it", pe, m->type, m->len, why);
+    mark_gone(s, pe, PE_DEAD);
+}
+
+/* Sends that failed mark their PE broken; dropping one broadcasts, which may break more. */
+static void drop_broken_peers(shmemi_store_server_t *s)
+{
+    for (int again = 1; again;) {
+        again = 0;
+        for (int pe = 0; pe < s->n_pes; pe++) {
+            if (s->peers[pe].state == PE_JOINED && s->peers[pe].broken) {
+                mark_gone(s, pe, PE_DEAD);
+                again = 1;
+            }
+        }
+    }
+}
+
+static int admit_check(void *ctx, int pe, int n_pes)
+{
+    shmemi_store_server_t *s = ctx;
+    if (n_pes != s->n_pes || pe < 0 || pe >= s->n_pes)
+        return ACLSHMEM_INVALID_PARAM;
+    if (s->peers[pe].state != PE_ABSENT || atomic_load(&s->stopping))
+        return ACLSHMEM_BOOTSTRAP_ERROR;
+    return 0;
+}
+
+static void admitted(void *ctx, int pe, shmemi_channel_t *ch)
+{
+    shmemi_store_server_t *s = ctx;
+    s->peers[pe].ch = ch;
+    s->peers[pe].state = PE_JOINED;
+}
+
+/* ---- collectives --------------------------------------------------------------- */
+
+static pending_t *find_pending(shmemi_store_server_t *s, uint64_t key)
 {
     for (pending_t *p = s->pending; p; p = p->next)
         if (p->key == key)
             return p;
+    return NULL;
+}
+
+static uint64_t pending_size(int n, uint32_t len)
+{
+    return (uint64_t)n * len;
+}
+
+static pending_t *new_pending(shmemi_store_server_t *s, const shmemi_msg_t *m)
+{
+    uint64_t bytes = pending_size(m->n, m->len);
+    if (s->pending_count >= MAX_PENDING_COLLECTIVES || s->pending_bytes + bytes > MAX_PENDING_BYTES)
+        return NULL;
     pending_t *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
-    p->key = key;
-    p->n = n;
-    p->len = len;
-    p->member_pe = malloc(sizeof(int) * (size_t)n);
-    p->data = calloc((size_t)n, len ? len : 1);
+    p->key = m->key;
+    p->n = m->n;
+    p->len = m->len;
+    p->member_pe = malloc(sizeof(int) * (size_t)m->n);
+    p->data = calloc(1, bytes ? bytes : 1);
     if (!p->member_pe || !p->data) {
         free(p->member_pe);
         free(p->data);
         free(p);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < p->n; i++)
         p->member_pe[i] = -1;
     p->next = s->pending;
     s->pending = p;
+    s->pending_count++;
+    s->pending_bytes += bytes;
     return p;
 }
 
-static void finish_pending(shmemi_store_server_t *s, pending_t *p)
+static void retire_pending(shmemi_store_server_t *s, pending_t *p)
 {
-    shmemi_msg_t done = {.key = p->key, .n = p->n};
-    if (p->failed) {
-        done.type = SHMEMI_MSG_COLL_ERROR;
-    } else {
-        done.type = SHMEMI_MSG_COLL_DONE;
-        done.len = (uint32_t)((size_t)p->n * p->len);
-    }
-    for (int i = 0; i < p->n; i++) {
-        done.idx = i;
-        send_msg(s, p->member_pe[i], &done, p->data);
-    }
     for (pending_t **it = &s->pending; *it; it = &(*it)->next) {
         if (*it == p) {
             *it = p->next;
             break;
         }
     }
+    s->pending_count--;
+    s->pending_bytes -= pending_size(p->n, p->len);
     free(p->member_pe);
     free(p->data);
     free(p);
 }
 
-static void on_collective(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const uint8_t *payload)
+/* Members learn at once that their collective failed; later arrivals are told as they come. */
+static void fail_pending(shmemi_store_server_t *s, pending_t *p, int reason)
 {
-    if (m->n <= 0 || m->n > s->n_pes || m->idx < 0 || m->idx >= m->n ||
-        (uint64_t)m->len * (uint64_t)m->n > SHMEMI_MAX_PAYLOAD) {
-        shmemi_msg_t err = {.type = SHMEMI_MSG_COLL_ERROR, .key = m->key};
-        send_msg(s, pe, &err, NULL);
+    if (p->failed)
         return;
-    }
-    pending_t *p = find_pending(s, m->key, m->n, m->len);
-    if (!p)
-        return;
-    if (p->n != m->n || p->len != m->len || p->member_pe[m->idx] != -1)
-        p->failed = 1;
-    else if (m->len)
-        memcpy(p->data + (size_t)m->idx * p->len, payload, m->len);
-    if (p->member_pe[m->idx] == -1) {
-        p->member_pe[m->idx] = pe;
-        p->count++;
-    }
-    if (p->count == p->n)
-        finish_pending(s, p);
+    p->failed = reason;
+    for (int i = 0; i < p->n; i++)
+        if (p->member_pe[i] >= 0)
+            reply_coll_error(s, p->member_pe[i], p->key, reason);
 }
 
-static void serve_message(shmemi_store_server_t *s, int pe)
+static int is_member(const pending_t *p, int pe)
 {
-    shmemi_msg_t m;
-    shmemi_channel_t *ch = s->pe_ch[pe];
-    int64_t deadline = shmemi_now_ms() + 30000;
-    if (shmemi_channel_recv(ch, &m, sizeof(m), deadline) != 0) {
-        mark_gone(s, pe, PE_DEAD);
+    for (int i = 0; i < p->n; i++)
+        if (p->member_pe[i] == pe)
+            return 1;
+    return 0;
+}
+
+/* A contribution fits when it agrees with the first one on the collective's shape, its
+ * member index is free, and its PE has not contributed under another index. */
+static int contribution_fits(const pending_t *p, const shmemi_msg_t *m, int pe)
+{
+    return m->n == p->n && m->len == p->len && p->member_pe[m->idx] == -1 && !is_member(p, pe);
+}
+
+static void complete_pending(shmemi_store_server_t *s, pending_t *p)
+{
+    shmemi_msg_t done = {.type = SHMEMI_MSG_COLL_DONE, .key = p->key, .n = p->n,
+                         .len = (uint32_t)pending_size(p->n, p->len)};
+    for (int i = 0; i < p->n; i++) {
+        done.idx = i;
+        send_msg(s, p->member_pe[i], &done, p->data);
+    }
+    retire_pending(s, p);
+}
+
+static int coll_fields_valid(const shmemi_store_server_t *s, const shmemi_msg_t *m)
+{
+    return m->n > 0 && m->n <= s->n_pes && m->idx >= 0 && m->idx < m->n &&
+           pending_size(m->n, m->len) <= SHMEMI_MAX_PAYLOAD;
+}
+
+static void on_collective(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const uint8_t *payload)
+{
+    if (!coll_fields_valid(s, m)) {
+        reply_coll_error(s, pe, m->key, SHMEMI_COLL_ERROR_INVALID);
         return;
     }
-    uint8_t *payload = NULL;
-    if (m.len > SHMEMI_MAX_PAYLOAD || (m.len && !(payload = malloc(m.len))) ||
-        (m.len && shmemi_channel_recv(ch, payload, m.len, deadline) != 0)) {
-        free(payload);
-        mark_gone(s, pe, PE_DEAD);
+    pending_t *p = find_pending(s, m->key);
+    if (!p && !(p = new_pending(s, m))) {
+        reply_coll_error(s, pe, m->key, SHMEMI_COLL_ERROR_RESOURCES);
         return;
     }
-    switch (m.type) {
+    if (!contribution_fits(p, m, pe)) {
+        fail_pending(s, p, SHMEMI_COLL_ERROR_MISMATCH);
+        reply_coll_error(s, pe, m->key, SHMEMI_COLL_ERROR_MISMATCH);
+        return;
+    }
+    p->member_pe[m->idx] = pe;
+    p->count++;
+    if (p->failed)
+        reply_coll_error(s, pe, m->key, p->failed);
+    else if (m->len)
+        memcpy(p->data + (size_t)m->idx * p->len, payload, m->len);
+    if (p->count < p->n)
+        return;
+    if (p->failed)
+        retire_pending(s, p);
+    else
+        complete_pending(s, p);
+}
+
+/* ---- receiving ----------------------------------------------------------------- */
+
+static void relay_exit(shmemi_store_server_t *s, int status)
+{
+    /* A fresh message: nothing of the sender's but the status is passed on. */
+    shmemi_msg_t exit_msg = {.type = SHMEMI_MSG_EXIT, .arg = status};
+    /* PE 0 lives in this process and exits on receipt: tell it last. */
+    broadcast(s, &exit_msg, 0);
+    send_msg(s, 0, &exit_msg, NULL);
+}
+
+static void dispatch(shmemi_store_server_t *s, int pe, const shmemi_msg_t *m, const uint8_t *payload)
+{
+    switch (m->type) {
     case SHMEMI_MSG_COLL:
-        on_collective(s, pe, &m, payload);
+        on_collective(s, pe, m, payload);
         break;
     case SHMEMI_MSG_EXIT:
-        /* PE 0 lives in this process and exits on receipt: tell it last. */
-        broadcast(s, &m, 0);
-        send_msg(s, 0, &m, NULL);
+        relay_exit(s, m->arg);
         break;
     case SHMEMI_MSG_BYE:
         mark_gone(s, pe, PE_LEFT);
         break;
-    default:
-        mark_gone(s, pe, PE_DEAD);
+    default: /* framing_error let nothing else through */
+        drop_for_protocol(s, pe, m, "unexpected type");
         break;
     }
-    free(payload);
 }
 
-static int all_gone(shmemi_store_server_t *s)
+/* Why a header cannot start a valid message, or NULL.  Checked before its payload is read,
+ * so a bad length costs nothing. */
+static const char *framing_error(const shmemi_msg_t *m)
+{
+    switch (m->type) {
+    case SHMEMI_MSG_COLL:
+        return m->len > SHMEMI_MAX_PAYLOAD ? "payload too large" : NULL;
+    case SHMEMI_MSG_EXIT:
+    case SHMEMI_MSG_BYE:
+        return m->len != 0 ? "this type carries no payload" : NULL;
+    default:
+        return "not a type a PE sends";
+    }
+}
+
+/* Reads into buf[*got..len) what has arrived: 1 when full, 0 when more is to come, -1
+ * when the connection is gone. */
+static int receive_part(peer_t *p, void *buf, size_t len, size_t *got)
+{
+    while (*got < len) {
+        ssize_t n = shmemi_channel_recv_some(p->ch, (char *)buf + *got, len - *got);
+        if (n == -EAGAIN)
+            return 0;
+        if (n <= 0)
+            return -1;
+        *got += (size_t)n;
+    }
+    return 1;
+}
+
+/* Advances pe's current message: 1 when one was handled, 0 when more is to come, -1 when
+ * pe is gone. */
+static int receive_step(shmemi_store_server_t *s, int pe)
+{
+    peer_t *p = &s->peers[pe];
+    if (p->msg_got < sizeof(p->msg)) {
+        int rc = receive_part(p, &p->msg, sizeof(p->msg), &p->msg_got);
+        if (rc <= 0)
+            return rc;
+        const char *why = framing_error(&p->msg);
+        if (why) {
+            drop_for_protocol(s, pe, &p->msg, why);
+            return -1;
+        }
+        if (p->msg.len && !(p->payload = malloc(p->msg.len))) {
+            SHMEMI_WARN("control plane: out of memory for PE %d's %u-byte message", pe, p->msg.len);
+            return -1;
+        }
+    }
+    int rc = receive_part(p, p->payload, p->msg.len, &p->payload_got);
+    if (rc <= 0)
+        return rc;
+    shmemi_msg_t m = p->msg;
+    uint8_t *payload = p->payload;
+    p->payload = NULL;
+    forget_message(p);
+    dispatch(s, pe, &m, payload);
+    free(payload);
+    return 1;
+}
+
+static void serve_peer(shmemi_store_server_t *s, int pe)
+{
+    for (int turn = 0; turn < MESSAGES_PER_TURN; turn++) {
+        if (s->peers[pe].state != PE_JOINED || s->peers[pe].broken)
+            return;
+        int rc = receive_step(s, pe);
+        if (rc < 0)
+            mark_gone(s, pe, PE_DEAD);
+        if (rc <= 0)
+            return;
+    }
+}
+
+/* ---- the loop ------------------------------------------------------------------ */
+
+static void accept_connections(shmemi_store_server_t *s)
+{
+    for (int i = 0; i < SHMEMI_ADMISSION_MAX; i++) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        shmemi_tcp_nodelay(fd);
+        shmemi_admission_add(s->admission, fd);
+    }
+}
+
+static int all_gone(const shmemi_store_server_t *s)
 {
     for (int pe = 0; pe < s->n_pes; pe++)
-        if (s->pe_state[pe] == PE_JOINED)
+        if (s->peers[pe].state == PE_JOINED)
             return 0;
     return 1;
 }
 
-static void *serve_loop(void *p)
+static int should_end(const shmemi_store_server_t *s)
 {
-    shmemi_store_server_t *s = p;
-    struct pollfd *pfds = calloc((size_t)s->n_pes + 1, sizeof(*pfds));
-    int *pes = calloc((size_t)s->n_pes + 1, sizeof(int));
-    if (!pfds || !pes) {
-        free(pfds);
-        free(pes);
+    return atomic_load(&s->stopping) &&
+           (all_gone(s) || shmemi_now_ms() > atomic_load(&s->stop_deadline_ms));
+}
+
+/* pfds: [wake pipe, listen socket, admissions..., PEs...].  Returns the count; *first_pe is
+ * the index of the first PE's pollfd, *buffered is set when TLS holds unread bytes. */
+static int gather_pollfds(shmemi_store_server_t *s, int *n_admission, int *buffered)
+{
+    int count = 0;
+    s->pfds[count++] = (struct pollfd){.fd = s->wake_pipe[0], .events = POLLIN};
+    s->pfds[count++] = (struct pollfd){.fd = s->listen_fd, .events = POLLIN};
+    *n_admission = shmemi_admission_poll_fds(s->admission, s->pfds + count);
+    count += *n_admission;
+    *buffered = 0;
+    for (int pe = 0; pe < s->n_pes; pe++) {
+        if (s->peers[pe].state != PE_JOINED)
+            continue;
+        *buffered |= shmemi_channel_pending(s->peers[pe].ch);
+        s->pfd_pe[count] = pe;
+        s->pfds[count++] = (struct pollfd){.fd = shmemi_channel_fd(s->peers[pe].ch),
+                                           .events = shmemi_channel_wanted(s->peers[pe].ch)};
+    }
+    return count;
+}
+
+static void serve_once(shmemi_store_server_t *s)
+{
+    int n_admission, buffered;
+    int count = gather_pollfds(s, &n_admission, &buffered);
+    int timeout = buffered ? 0 : shmemi_admission_wait_ms(s->admission, 200);
+    if (poll(s->pfds, (nfds_t)count, timeout) < 0 && errno != EINTR)
+        return;
+    if (s->pfds[0].revents) {
+        char buf[64];
+        ssize_t ignored = read(s->wake_pipe[0], buf, sizeof(buf));
+        (void)ignored;
+    }
+    shmemi_admission_serve(s->admission, s->pfds + 2, n_admission);
+    if (s->pfds[1].revents && !atomic_load(&s->stopping))
+        accept_connections(s);
+    for (int i = 2 + n_admission; i < count; i++) {
+        int pe = s->pfd_pe[i];
+        if (s->peers[pe].state == PE_JOINED && (s->pfds[i].revents || shmemi_channel_pending(s->peers[pe].ch)))
+            serve_peer(s, pe);
+    }
+    drop_broken_peers(s);
+}
+
+static void *serve_loop(void *arg)
+{
+    shmemi_store_server_t *s = arg;
+    while (!should_end(s)) {
+        if (atomic_load(&s->stopping))
+            shmemi_admission_close_all(s->admission);
+        serve_once(s);
+    }
+    return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------------------ */
+
+static void free_server(shmemi_store_server_t *s)
+{
+    for (int pe = 0; s->peers && pe < s->n_pes; pe++) {
+        shmemi_channel_close(s->peers[pe].ch);
+        free(s->peers[pe].payload);
+    }
+    while (s->pending)
+        retire_pending(s, s->pending);
+    shmemi_admission_free(s->admission);
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    if (s->wake_pipe[0] >= 0) {
+        close(s->wake_pipe[0]);
+        close(s->wake_pipe[1]);
+    }
+    free(s->peers);
+    free(s->pfds);
+    free(s->pfd_pe);
+    free(s);
+}
+
+static shmemi_store_server_t *new_server(int listen_fd, const uint8_t secret[SHMEMI_SECRET_LEN], int n_pes)
+{
+    shmemi_store_server_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->listen_fd = listen_fd;
+    s->n_pes = n_pes;
+    s->wake_pipe[0] = s->wake_pipe[1] = -1;
+    size_t max_fds = 2 + SHMEMI_ADMISSION_MAX + (size_t)n_pes;
+    s->peers = calloc((size_t)n_pes, sizeof(*s->peers));
+    s->pfds = calloc(max_fds, sizeof(*s->pfds));
+    s->pfd_pe = calloc(max_fds, sizeof(*s->pfd_pe));
+    s->admission = shmemi_admission_new(secret, admit_check, admitted, s);
+    if (!s->peers || !s->pfds || !s->pfd_pe || !s->admission || pipe2(s->wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        s->wake_pipe[0] = s->wake_pipe[1] = -1;
+        s->listen_fd = -1; /* the caller closes it */
+        free_server(s);
         return NULL;
     }
-    for (;;) {
-        if (atomic_load(&s->stopping) &&
-            (all_gone(s) || shmemi_now_ms() > atomic_load(&s->stop_deadline_ms)))
-            break;
-        int count = 0, pending = 0;
-        pfds[count++] = (struct pollfd){.fd = s->wake_pipe[0], .events = POLLIN};
-        pthread_mutex_lock(&s->lock);
-        for (int pe = 0; pe < s->n_pes; pe++) {
-            if (s->pe_state[pe] == PE_JOINED) {
-                pes[count] = pe;
-                pending |= shmemi_channel_pending(s->pe_ch[pe]);
-                pfds[count++] = (struct pollfd){.fd = shmemi_channel_fd(s->pe_ch[pe]), .events = POLLIN};
-            }
-        }
-        pthread_mutex_unlock(&s->lock);
-        if (poll(pfds, (nfds_t)count, pending ? 0 : 200) <= 0 && !pending)
-            continue;
-        if (pfds[0].revents) {
-            char buf[64];
-            ssize_t ignored = read(s->wake_pipe[0], buf, sizeof(buf));
-            (void)ignored;
-        }
-        for (int i = 1; i < count; i++)
-            if (pfds[i].revents || shmemi_channel_pending(s->pe_ch[pes[i]]))
-                serve_message(s, pes[i]);
-    }
-    free(pfds);
-    free(pes);
-    return NULL;
+    return s;
 }
 
 int shmemi_store_server_start(int listen_fd, const uint8_t secret[SHMEMI_SECRET_LEN], int n_pes,
                               shmemi_store_server_t **out)
 {
-    if (listen(listen_fd, 1024) != 0) {
+    if (n_pes <= 0) {
+        close(listen_fd);
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "control plane: %d PEs", n_pes);
+    }
+    if (listen(listen_fd, 1024) != 0 || fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) != 0) {
         int err = errno;
         close(listen_fd);
         return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "control plane: listen failed: %s", strerror(err));
     }
-    shmemi_store_server_t *s = calloc(1, sizeof(*s));
-    if (!s || pipe2(s->wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-        free(s);
+    shmemi_store_server_t *s = new_server(listen_fd, secret, n_pes);
+    if (!s) {
         close(listen_fd);
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "control plane: out of resources");
     }
-    s->listen_fd = listen_fd;
-    memcpy(s->secret, secret, SHMEMI_SECRET_LEN);
-    s->n_pes = n_pes;
-    s->pe_ch = calloc((size_t)n_pes, sizeof(shmemi_channel_t *));
-    s->pe_state = calloc((size_t)n_pes, sizeof(int));
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->handshakes_done, NULL);
-    if (!s->pe_ch || !s->pe_state || pthread_create(&s->loop_thread, NULL, serve_loop, s) != 0) {
-        free(s->pe_ch);
-        free(s->pe_state);
-        close(s->wake_pipe[0]);
-        close(s->wake_pipe[1]);
-        close(listen_fd);
-        free(s);
-        return shmemi_fail(ACLSHMEM_INNER_ERROR, "control plane: cannot start the server");
+    if (pthread_create(&s->thread, NULL, serve_loop, s) != 0) {
+        free_server(s);
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "control plane: cannot start the server thread");
     }
-    pthread_create(&s->accept_thread, NULL, accept_loop, s);
     *out = s;
     return ACLSHMEM_SUCCESS;
 }
@@ -380,27 +565,6 @@ void shmemi_store_server_stop(shmemi_store_server_t *s, int64_t timeout_ms)
     atomic_store(&s->stop_deadline_ms, shmemi_now_ms() + timeout_ms);
     atomic_store(&s->stopping, 1);
     wake_loop(s);
-    pthread_join(s->accept_thread, NULL);
-    pthread_join(s->loop_thread, NULL);
-    pthread_mutex_lock(&s->lock);
-    while (s->handshakes > 0)
-        pthread_cond_wait(&s->handshakes_done, &s->lock);
-    pthread_mutex_unlock(&s->lock);
-    for (int pe = 0; pe < s->n_pes; pe++)
-        shmemi_channel_close(s->pe_ch[pe]);
-    while (s->pending) {
-        pending_t *p = s->pending;
-        s->pending = p->next;
-        free(p->member_pe);
-        free(p->data);
-        free(p);
-    }
-    close(s->listen_fd);
-    close(s->wake_pipe[0]);
-    close(s->wake_pipe[1]);
-    pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->handshakes_done);
-    free(s->pe_ch);
-    free(s->pe_state);
-    free(s);
+    pthread_join(s->thread, NULL);
+    free_server(s);
 }
