@@ -123,9 +123,17 @@ def init_paths():
     attr = P.InitAttr()
     attr.my_rank, attr.n_ranks, attr.local_mem_size = rank, n, 8 * MB
     attr.ip_port = f"tcp://127.0.0.1:{port}"
+    assert os.environ.get("SHMEM_JOB_SECRET")  # run_pes gives the PEs one
     assert P.aclshmem_init(attr) == P.ACLSHMEM_SUCCESS
     _ring_check()
     assert P.aclshmem_finalize() == P.ACLSHMEM_SUCCESS
+
+    # -- DEFAULT mode with TLS on but no job secret: anyone could join, so refused at once
+    secret = os.environ.pop("SHMEM_JOB_SECRET")
+    assert P.aclshmem_init(attr) == P.ACLSHMEM_INVALID_PARAM
+    assert "SHMEM_JOB_SECRET" in P.aclshmemx_get_last_error()
+    assert P.aclshmemx_init_status() is P.InitStatus.NOT_INITIALIZED
+    os.environ["SHMEM_JOB_SECRET"] = secret
 
     # -- refused attributes: checked before any traffic, the same on every PE
     bad = P.InitAttr()

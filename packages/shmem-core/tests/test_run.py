@@ -1,5 +1,6 @@
 """The launcher (python -m shmem.run), torchrun-style initialisation and global_exit."""
 
+import hashlib
 import os
 import signal
 import socket
@@ -138,6 +139,38 @@ def test_sigint_and_sigterm_are_passed_on(tmp_path):
         text = "".join(lines) + out
         assert text.count(f"got {sig.name}") == 2, text + err
         assert p.returncode == 128 + sig
+
+
+def test_default_mode_programs_get_a_random_job_secret(tmp_path):
+    # DEFAULT-mode (tcp://) init needs SHMEM_JOB_SECRET: the launcher gives every PE the same
+    # fresh one, and keeps the user's own.
+    prog = _script(tmp_path, "default_mode.py", """
+        import hashlib, os, sys
+        from shmem import _pyshmem as P
+        attr = P.InitAttr()
+        attr.my_rank, attr.n_ranks = int(os.environ["SHMEM_RUN_PE"]), int(os.environ["SHMEM_RUN_NPES"])
+        attr.local_mem_size = 8 << 20
+        attr.ip_port = "tcp://127.0.0.1:" + sys.argv[1]
+        assert P.aclshmem_init(attr) == P.ACLSHMEM_SUCCESS, P.aclshmemx_get_last_error()
+        print("secret", hashlib.sha256(os.environ["SHMEM_JOB_SECRET"].encode()).hexdigest())
+        assert P.aclshmem_finalize() == P.ACLSHMEM_SUCCESS
+    """)
+    seen = []
+    for own in (None, None, "my-own-job-secret"):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = _env(SHMEM_JOB_SECRET=own) if own else _env()
+        if not own:
+            env.pop("SHMEM_JOB_SECRET", None)
+        r = subprocess.run([sys.executable, "-m", "shmem.run", "-n", "2", prog, str(port)], capture_output=True,
+                           text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        digests = {line.split()[-1] for line in r.stdout.splitlines() if " secret " in line}
+        assert len(digests) == 1, r.stdout
+        seen.append(digests.pop())
+    assert seen[0] != seen[1]  # fresh for each job
+    assert seen[2] == hashlib.sha256(b"my-own-job-secret").hexdigest()
 
 
 def test_bad_command_lines():

@@ -12,10 +12,13 @@ runs a module instead of a script, as ``python -m`` does.
   after ``--kill-grace`` seconds) and the launcher exits with that PE's status.  A PE
   killed by signal S counts as status 128 + S.  ``--timeout`` stops the whole job.
 * The exit status is that of the first PE that failed, or 0.
+* When ``SHMEM_JOB_SECRET`` is not set, the PEs get a fresh random one, so a program that
+  initialises in DEFAULT mode (``ip_port = "tcp://host:port"``) is authenticated too.
 """
 
 import argparse
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -105,6 +108,8 @@ def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix
     base_env.setdefault("PYTHONUNBUFFERED", "1")
     base_env[_bootstrap.ENV_UID] = uid.hex()
     base_env[_bootstrap.ENV_NPES] = str(npes)
+    if not base_env.get("SHMEM_JOB_SECRET"):  # DEFAULT-mode (tcp://) init needs one
+        base_env["SHMEM_JOB_SECRET"] = secrets.token_hex(32)
     if mem_size is not None:
         base_env[_bootstrap.ENV_MEM_SIZE] = str(_bootstrap.parse_size(mem_size))
     out = stdout if stdout is not None else sys.stdout.buffer

@@ -25,6 +25,7 @@ the others (e.g. a unique ID for a second instance), and ``testing.pe()`` /
 import json
 import os
 import pickle
+import secrets
 import shutil
 import signal
 import subprocess
@@ -88,7 +89,8 @@ def run_pes(n, fn, *args, timeout=60.0, mem_size=32 << 20, init=True, env=None, 
 
     ``mem_size`` is the symmetric heap of each PE when ``init`` is true.  ``env`` adds
     environment variables for the PEs.  With ``echo`` each PE's output is copied to this
-    process's stdout/stderr, prefixed ``[PE i]``.  Raises PEError when a PE fails."""
+    process's stdout/stderr, prefixed ``[PE i]``.  The PEs share a fresh random
+    ``SHMEM_JOB_SECRET`` unless one is set.  Raises PEError when a PE fails."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n must be a positive int, not {n!r}")
     try:
@@ -107,6 +109,8 @@ def run_pes(n, fn, *args, timeout=60.0, mem_size=32 << 20, init=True, env=None, 
         base.update(env or {})
         base[_bootstrap.ENV_UID] = uid.hex()
         base[_bootstrap.ENV_NPES] = str(n)
+        if not base.get("SHMEM_JOB_SECRET"):  # DEFAULT-mode (tcp://) init needs one
+            base["SHMEM_JOB_SECRET"] = secrets.token_hex(32)
         base[_bootstrap.ENV_MEM_SIZE] = str(mem_size)
         base[ENV_DIR] = workdir
         base[ENV_SYSPATH] = json.dumps([p for p in sys.path if isinstance(p, str)])
