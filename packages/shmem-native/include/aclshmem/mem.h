@@ -1,4 +1,8 @@
-/* aclshmem/mem.h - the symmetric heaps.  Every allocation and free is collective. */
+/* aclshmem/mem.h - the symmetric heaps.  Every allocation and free is collective, free(NULL)
+ * included (a no-op that every PE makes).  Threads: calls from several threads of a PE are
+ * safe and run one at a time; the k-th call of every PE must be the same request, so threads
+ * that allocate concurrently must either make interchangeable requests (same size, alignment
+ * and heap) or be ordered by the program, as OpenSHMEM requires of collectives. */
 #ifndef ACLSHMEM_MEM_H
 #define ACLSHMEM_MEM_H
 

@@ -126,19 +126,29 @@ static void wake_local_waiters(void *ctx)
         shmemi_doorbell_ring(shmemi_ctrl_of(inst, inst->my_pe));
 }
 
+/* Leaves the job: says goodbye on the control plane and, on PE 0, serves the others until
+ * they have done the same (when clean). */
+static void close_control_plane(shmemi_instance_t *inst, int clean)
+{
+    if (inst->boot)
+        shmemi_bootstrap_set_failure_hook(inst->boot, NULL, NULL);
+    shmemi_bootstrap_close(inst->boot, clean);
+    inst->boot = NULL;
+    shmemi_store_server_stop(inst->server, clean ? inst->control_timeout_ms : 0);
+    inst->server = NULL;
+}
+
 static void teardown(shmemi_instance_t *inst, int clean)
 {
-    shmemi_platform_instance_fini(inst);
+    int abandoned = 0; /* streams were finished already, or never had work */
+    (void)shmemi_platform_instance_fini(inst, inst->control_timeout_ms, &abandoned);
     shmemi_teams_fini(inst);
     if (inst->boot)
         shmemi_bootstrap_set_failure_hook(inst->boot, NULL, NULL);
     shmemi_heaps_destroy(&inst->heaps);
     free(inst->transport);
     inst->transport = NULL;
-    shmemi_bootstrap_close(inst->boot, clean);
-    inst->boot = NULL;
-    shmemi_store_server_stop(inst->server, clean ? inst->control_timeout_ms : 0);
-    inst->server = NULL;
+    close_control_plane(inst, clean);
     free(inst->prof);
     inst->prof = NULL;
 }
@@ -180,6 +190,60 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
     return rc;
 }
 
+static shmemi_instance_t *new_instance(const aclshmemx_init_attr_t *attributes)
+{
+    shmemi_instance_t *inst = calloc(1, sizeof(*inst));
+    if (!inst)
+        return NULL;
+    inst->id = attributes->instance_id;
+    inst->attr = *attributes;
+    inst->my_pe = attributes->my_pe;
+    inst->n_pes = attributes->n_pes;
+    inst->ctx.id = inst->id;
+    inst->ctx.instance = inst;
+    atomic_store(&inst->status, ACLSHMEM_STATUS_NOT_INITIALIZED);
+    pthread_mutex_init(&inst->alloc_lock, NULL);
+    return inst;
+}
+
+static void free_instance(shmemi_instance_t *inst)
+{
+    pthread_mutex_destroy(&inst->alloc_lock);
+    free(inst);
+}
+
+/* Under the lock, briefly: the id is free and now ours (settings are frozen from here).
+ * *out is NULL when a nonzero id is already initialised (a warning, not an error). */
+static int claim_instance(const aclshmemx_init_attr_t *attributes, shmemi_instance_t **out)
+{
+    uint64_t id = attributes->instance_id;
+    shmemi_instances_lock();
+    int taken = shmemi_instance_claim(id) != 0;
+    int live = taken && shmemi_instance_get(id) != NULL;
+    shmemi_instance_t *inst = taken ? NULL : new_instance(attributes);
+    if (inst) {
+        shmemi_settings_instance_started();
+        shmemi_log_configure(inst->my_pe);
+    } else if (!taken) {
+        shmemi_instance_unclaim(id);
+    }
+    shmemi_instances_unlock();
+    *out = inst;
+    if (live && id != 0) {
+        SHMEMI_WARN("instance %llu is already initialized", (unsigned long long)id);
+        return ACLSHMEM_SUCCESS; /* with *out NULL: nothing to do, as in the original */
+    }
+    if (live)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "init: instance 0 is already initialized; do not call init "
+                           "interface repeatedly (finalize first)");
+    if (taken)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "init: instance %llu is being initialized by another thread",
+                           (unsigned long long)id);
+    if (!inst)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    return ACLSHMEM_SUCCESS;
+}
+
 int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes)
 {
     if (!attributes)
@@ -189,60 +253,56 @@ int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_at
     SHMEMI_TRY(resolve_job(bootstrap_flags, attributes, &inner));
     SHMEMI_TRY(shmemi_channel_check_settings());
 
-    shmemi_instances_lock();
-    shmemi_instance_t *existing = shmemi_instance_get(attributes->instance_id);
-    if (existing) {
-        shmemi_instances_unlock();
-        if (attributes->instance_id != 0) {
-            SHMEMI_WARN("instance %llu is already initialized", (unsigned long long)attributes->instance_id);
-            return ACLSHMEM_SUCCESS;
-        }
-        return shmemi_fail(ACLSHMEM_INNER_ERROR,
-                           "init: instance 0 is already initialized; do not call init interface "
-                           "repeatedly (finalize first)");
-    }
-    shmemi_instance_t *inst = calloc(1, sizeof(*inst));
-    if (!inst) {
-        shmemi_instances_unlock();
-        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
-    }
-    inst->id = attributes->instance_id;
-    inst->attr = *attributes;
-    inst->my_pe = attributes->my_pe;
-    inst->n_pes = attributes->n_pes;
-    inst->ctx.id = inst->id;
-    inst->ctx.instance = inst;
-    atomic_store(&inst->status, ACLSHMEM_STATUS_NOT_INITIALIZED);
-    shmemi_log_configure(inst->my_pe);
-
+    shmemi_instance_t *inst;
+    SHMEMI_TRY(claim_instance(attributes, &inst));
+    if (!inst)
+        return ACLSHMEM_SUCCESS;
+    /* The long part (waiting for every PE) runs unlocked: other threads' calls go on. */
     int rc = build_instance(inst, &inner);
-    if (rc != ACLSHMEM_SUCCESS) {
+    if (rc != ACLSHMEM_SUCCESS)
         teardown(inst, 0);
-        free(inst);
-        shmemi_instances_unlock();
+    shmemi_instances_lock();
+    shmemi_instance_unclaim(inst->id);
+    if (rc == ACLSHMEM_SUCCESS) {
+        atomic_store(&inst->status, ACLSHMEM_STATUS_IS_INITIALIZED);
+        shmemi_instance_register(inst);
+        if (inst->id == 0 || !shmemi_active())
+            shmemi_instance_activate(inst);
+    } else {
+        shmemi_settings_instance_stopped();
+    }
+    shmemi_instances_unlock();
+    if (rc != ACLSHMEM_SUCCESS) {
+        free_instance(inst);
         return rc;
     }
-    atomic_store(&inst->status, ACLSHMEM_STATUS_IS_INITIALIZED);
-    shmemi_instance_register(inst);
-    if (inst->id == 0 || !shmemi_active())
-        shmemi_instance_activate(inst);
-    shmemi_settings_instance_started();
-    shmemi_instances_unlock();
-    SHMEMI_INFO("PE %d of %d initialized instance %llu", inst->my_pe, inst->n_pes,
-                (unsigned long long)inst->id);
+    SHMEMI_INFO("PE %d of %d initialized instance %llu", attributes->my_pe, attributes->n_pes,
+                (unsigned long long)attributes->instance_id);
     return ACLSHMEM_SUCCESS;
 }
 
 static int finalize_instance(shmemi_instance_t *inst)
 {
     aclshmem_quiet();
-    shmemi_platform_instance_fini(inst);
+    /* Bounded by the control timeout: a stream that never finishes cannot hold finalize. */
+    int abandoned = 0;
+    int streams_rc = shmemi_platform_instance_fini(inst, inst->control_timeout_ms, &abandoned);
     /* Nobody unmaps a heap while a peer may still be writing into it. */
     int rc = shmemi_bootstrap_collective(inst->boot, FINI_KEY, inst->n_pes, inst->my_pe, NULL, 0, NULL,
                                          inst->control_timeout_ms);
     shmemi_instance_unregister(inst);
-    teardown(inst, rc == ACLSHMEM_SUCCESS);
-    free(inst);
+    atomic_store(&inst->status, ACLSHMEM_STATUS_NOT_INITIALIZED);
+    /* An abandoned kernel may still touch the heaps, teams and transports: keep them (a leak,
+     * warned about) rather than let it write into freed or unmapped memory.  Its library
+     * calls fail from now on (the instance is not initialized; its waits end at once). */
+    if (abandoned) {
+        close_control_plane(inst, rc == ACLSHMEM_SUCCESS);
+    } else {
+        teardown(inst, rc == ACLSHMEM_SUCCESS);
+        free_instance(inst);
+    }
+    if (streams_rc != ACLSHMEM_SUCCESS && rc == ACLSHMEM_SUCCESS)
+        rc = streams_rc;
     if (!shmemi_active())
         shmemi_instance_activate(shmemi_instance_get(0));
     shmemi_settings_instance_stopped();

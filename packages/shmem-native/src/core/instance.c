@@ -1,8 +1,9 @@
 /* The instance registry and the active-instance switch.
  *
  * The active instance is per process (as in the original): switching it from one thread
- * switches it for all.  Lookups are lock-free reads of an atomic pointer; init, finalize
- * and switching are serialised by one mutex. */
+ * switches it for all.  Lookups are lock-free reads of an atomic pointer; the state changes
+ * of init (claiming an id, publishing the instance), finalize and switching are serialised by
+ * one mutex.  The long part of an init (waiting for the other PEs) runs without it. */
 #include "core/instance.h"
 
 #include <stdio.h>
@@ -12,6 +13,7 @@
 static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemi_instance_t *_Atomic registry[ACLSHMEM_MAX_INSTANCES];
 static shmemi_instance_t *_Atomic active;
+static _Bool claimed[ACLSHMEM_MAX_INSTANCES]; /* ids with an init in progress (under the lock) */
 static _Thread_local shmemi_instance_t *thread_instance;
 
 void shmemi_instances_lock(void)
@@ -52,6 +54,19 @@ shmemi_instance_t *shmemi_instance_get(uint64_t id)
     return id < ACLSHMEM_MAX_INSTANCES ? atomic_load(&registry[id]) : NULL;
 }
 
+int shmemi_instance_claim(uint64_t id)
+{
+    if (shmemi_instance_get(id) || claimed[id])
+        return -1;
+    claimed[id] = 1;
+    return 0;
+}
+
+void shmemi_instance_unclaim(uint64_t id)
+{
+    claimed[id] = 0;
+}
+
 void shmemi_instance_register(shmemi_instance_t *inst)
 {
     atomic_store(&registry[inst->id], inst);
@@ -71,6 +86,10 @@ void shmemi_instance_activate(shmemi_instance_t *inst)
 
 int shmemi_check_alive(shmemi_instance_t *inst)
 {
+    if (atomic_load(&inst->abandon_waits))
+        return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR,
+                           "the wait was ended: its instance is being finalized and the wait did not end "
+                           "within the control timeout");
     char msg[256];
     int code = inst->boot ? shmemi_bootstrap_failure(inst->boot, msg, sizeof(msg)) : 0;
     return code ? shmemi_fail(code, "%s", msg) : ACLSHMEM_SUCCESS;

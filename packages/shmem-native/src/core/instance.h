@@ -36,6 +36,12 @@ typedef struct shmemi_instance {
     aclshmem_prof_pe_t *prof;
 
     aclshmem_instance_ctx ctx; /* what aclshmemx_instance_ctx_get hands out */
+
+    /* Held by a collective allocation call from its local reservation to the end of its
+     * collective: one call per PE at a time (see mem_api.c). */
+    pthread_mutex_t alloc_lock;
+    /* Set by finalize when streams did not finish in time: waits end with an error. */
+    atomic_int abandon_waits;
 } shmemi_instance_t;
 
 /* The active instance, or NULL.  On a thread bound to an instance (a kernel block or a
@@ -49,10 +55,14 @@ shmemi_instance_t *shmemi_require(const char *api);
 
 /* Registry of instances by id (0..254). */
 shmemi_instance_t *shmemi_instance_get(uint64_t id);
+/* Under the instances lock: reserves id for an init in progress (0), or -1 when id is
+ * initialised or being initialised.  Unclaim when that init ends, either way. */
+int shmemi_instance_claim(uint64_t id);
+void shmemi_instance_unclaim(uint64_t id);
 void shmemi_instance_register(shmemi_instance_t *inst);
 void shmemi_instance_unregister(shmemi_instance_t *inst);
 void shmemi_instance_activate(shmemi_instance_t *inst);
-/* Serialises init, finalize and switching. */
+/* Serialises the state changes of init, finalize and switching (not init's waits). */
 void shmemi_instances_lock(void);
 void shmemi_instances_unlock(void);
 

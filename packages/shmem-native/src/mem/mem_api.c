@@ -1,8 +1,19 @@
 /* The collective allocation API.  Each call allocates locally (deterministically), then
  * all PEs compare what they asked for inside the implicit barrier: if any PE asked for
  * something else, every PE undoes its allocation and fails, so an asymmetric request can
- * never silently corrupt the heap. */
+ * never silently corrupt the heap.
+ *
+ * Threads: every call holds the instance's allocation lock from its local reservation to the
+ * end of its collective, so the calls of one PE are serialised and its allocator state is
+ * never touched by two threads at once.  As OpenSHMEM requires, the k-th collective
+ * allocation call of every PE must be the same request: when several threads of a PE
+ * allocate concurrently, the lock decides which call is k-th, so either the requests they
+ * race with are interchangeable (same size, alignment and heap) or the program orders them
+ * itself.  free(NULL) is collective as well (a no-op every PE must make), so a PE that frees
+ * NULL while others free a block fails at once on every PE instead of leaving them waiting. */
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +32,12 @@ typedef struct {
     int32_t heap;
     uint64_t size;
     uint64_t alignment;
-    uint64_t offset; /* result (alloc) or argument (free) */
+    uint64_t offset; /* result (alloc) or argument (free; FREE_OF_NULL for NULL) */
     int32_t status;  /* 0, or why this PE could not do it */
     int32_t reserved;
 } request_t;
+
+#define FREE_OF_NULL UINT64_MAX
 
 static const char *heap_name(int heap)
 {
@@ -36,6 +49,56 @@ static int check_mem_type(aclshmem_mem_type_t mem_type, const char *api)
     if (mem_type != HOST_SIDE && mem_type != DEVICE_SIDE)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: mem_type %d is not HOST_SIDE or DEVICE_SIDE", api,
                            (int)mem_type);
+    return ACLSHMEM_SUCCESS;
+}
+
+static const char *request_text(const request_t *r, char *buf, size_t len)
+{
+    if (r->kind == REQ_FREE && r->offset == FREE_OF_NULL)
+        snprintf(buf, len, "a free of NULL");
+    else if (r->kind == REQ_FREE)
+        snprintf(buf, len, "a free of the block at offset %llu", (unsigned long long)r->offset);
+    else
+        snprintf(buf, len, "an allocation of %llu bytes (alignment %llu)", (unsigned long long)r->size,
+                 (unsigned long long)r->alignment);
+    return buf;
+}
+
+/* PEs pe and this one asked for different things: an error that shows both requests. */
+static int disagreement(shmemi_instance_t *inst, int pe, const request_t *theirs, const request_t *mine,
+                        const char *api)
+{
+    char a[96], b[96];
+    return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                       "%s is collective and PEs disagree: PE %d asked for %s on %s, PE %d for %s on %s; "
+                       "nothing was changed", api, pe, request_text(theirs, a, sizeof(a)),
+                       heap_name(theirs->heap), inst->my_pe, request_text(mine, b, sizeof(b)),
+                       heap_name(mine->heap));
+}
+
+/* Checks the gathered requests: the same everywhere, and done everywhere. */
+static int compare_requests(shmemi_instance_t *inst, const request_t *all, const request_t *mine,
+                            const char *api)
+{
+    for (int pe = 0; pe < inst->n_pes; pe++) {
+        const request_t *r = &all[pe];
+        if (r->kind != mine->kind || r->heap != mine->heap || r->size != mine->size ||
+            r->alignment != mine->alignment || (mine->kind == REQ_FREE && r->status == 0 && mine->status == 0 &&
+                                                r->offset != mine->offset))
+            return disagreement(inst, pe, r, mine, api);
+    }
+    if (mine->status != 0)
+        return mine->status; /* this PE's own error, already recorded */
+    for (int pe = 0; pe < inst->n_pes; pe++)
+        if (all[pe].status != 0)
+            return shmemi_fail(all[pe].status, "%s failed on PE %d, so on every PE", api, pe);
+    for (int pe = 0; pe < inst->n_pes; pe++)
+        if (all[pe].offset != mine->offset)
+            return shmemi_fail(ACLSHMEM_INNER_ERROR,
+                               "%s: the symmetric heaps diverged (PE %d got offset %llu, PE %d %llu): an "
+                               "earlier collective call was not made by every PE", api, pe,
+                               (unsigned long long)all[pe].offset, inst->my_pe,
+                               (unsigned long long)mine->offset);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -51,26 +114,8 @@ static int agree(shmemi_instance_t *inst, const request_t *mine, const char *api
     pthread_mutex_lock(&world->lock);
     int rc = shmemi_team_collective(inst, world, mine, sizeof(*mine), all);
     pthread_mutex_unlock(&world->lock);
-    for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < inst->n_pes; pe++) {
-        const request_t *r = &all[pe];
-        if (r->kind != mine->kind || r->heap != mine->heap || r->size != mine->size ||
-            r->alignment != mine->alignment)
-            rc = shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                             "%s is collective and PEs disagree: PE %d asked for %s of %llu bytes "
-                             "(alignment %llu) on %s, PE %d for %s of %llu bytes (alignment %llu) on %s; "
-                             "nothing was changed", api, pe, r->kind == REQ_ALLOC ? "an allocation" : "a free",
-                             (unsigned long long)r->size, (unsigned long long)r->alignment, heap_name(r->heap),
-                             inst->my_pe, mine->kind == REQ_ALLOC ? "an allocation" : "a free",
-                             (unsigned long long)mine->size, (unsigned long long)mine->alignment,
-                             heap_name(mine->heap));
-        else if (r->status != 0 && pe != inst->my_pe)
-            rc = shmemi_fail(r->status, "%s failed on PE %d, so on every PE", api, pe);
-        else if (r->status == 0 && r->offset != mine->offset)
-            rc = shmemi_fail(ACLSHMEM_INNER_ERROR,
-                             "%s: the symmetric heaps diverged (PE %d got offset %llu, PE %d %llu): an "
-                             "earlier collective call was not made by every PE", api, pe,
-                             (unsigned long long)r->offset, inst->my_pe, (unsigned long long)mine->offset);
-    }
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = compare_requests(inst, all, mine, api);
     free(all);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_ALLOC, start);
     return rc;
@@ -107,38 +152,46 @@ static void *symmetric_alloc(size_t alignment, size_t size, aclshmem_mem_type_t 
         return NULL;
     shmemi_segment_t *seg = &inst->heaps.seg[mem_type];
     request_t req = {.kind = REQ_ALLOC, .heap = mem_type, .size = size, .alignment = alignment};
+    pthread_mutex_lock(&inst->alloc_lock);
     req.status = failed ? failed : reserve(seg, &req, api);
     if (req.status == 0 && zero)
         memset(seg->base + req.offset, 0, size); /* before the barrier: no peer writes it yet */
     int rc = agree(inst, &req, api);
-    if (rc != ACLSHMEM_SUCCESS || req.status != 0) {
-        if (req.status == 0)
-            shmemi_alloc_release(&seg->alloc, req.offset);
-        return NULL;
-    }
-    return seg->base + req.offset;
+    if (rc != ACLSHMEM_SUCCESS && req.status == 0)
+        shmemi_alloc_release(&seg->alloc, req.offset);
+    pthread_mutex_unlock(&inst->alloc_lock);
+    return rc == ACLSHMEM_SUCCESS ? seg->base + req.offset : NULL;
 }
 
+/* The offset of the live block ptr starts, FREE_OF_NULL for NULL, or an error code. */
+static int free_target(shmemi_segment_t *seg, void *ptr, int mem_type, const char *api, uint64_t *offset)
+{
+    if (!ptr) {
+        *offset = FREE_OF_NULL;
+        return 0;
+    }
+    uintptr_t p = (uintptr_t)ptr, base = (uintptr_t)seg->base;
+    if (p < base || p - base >= seg->size || !shmemi_alloc_block_size(&seg->alloc, p - base))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %p is not the start of a live allocation on the %s heap",
+                           api, ptr, heap_name(mem_type));
+    *offset = p - base;
+    return 0;
+}
+
+/* Collective even for NULL (which frees nothing), so that every PE makes the same call. */
 static void symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *api)
 {
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || check_mem_type(mem_type, api) != ACLSHMEM_SUCCESS)
         return;
-    if (!ptr)
-        return; /* like free(NULL), and symmetric on every PE */
     shmemi_segment_t *seg = &inst->heaps.seg[mem_type];
     request_t req = {.kind = REQ_FREE, .heap = mem_type};
-    uintptr_t p = (uintptr_t)ptr, base = (uintptr_t)seg->base;
-    size_t offset = p - base;
-    if (p < base || offset >= seg->size || !shmemi_alloc_block_size(&seg->alloc, offset))
-        req.status = shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                                 "%s: %p is not the start of a live allocation on the %s heap", api, ptr,
-                                 heap_name(mem_type));
-    else
-        req.offset = offset;
+    pthread_mutex_lock(&inst->alloc_lock);
+    req.status = free_target(seg, ptr, mem_type, api, &req.offset);
     /* Free waits for every PE first, so nobody still uses the memory when it is reused. */
-    if (agree(inst, &req, api) == ACLSHMEM_SUCCESS && req.status == 0)
-        shmemi_alloc_release(&seg->alloc, offset);
+    if (agree(inst, &req, api) == ACLSHMEM_SUCCESS && req.offset != FREE_OF_NULL)
+        shmemi_alloc_release(&seg->alloc, req.offset);
+    pthread_mutex_unlock(&inst->alloc_lock);
 }
 
 void *aclshmemx_malloc(size_t size, aclshmem_mem_type_t mem_type)

@@ -12,8 +12,12 @@ struct shmemi_team;
 
 /* Creates inst->default_stream. */
 int shmemi_platform_instance_init(shmemi_instance_t *inst);
-/* Drains and destroys the instance's streams (the default one and the user's); idempotent. */
-void shmemi_platform_instance_fini(shmemi_instance_t *inst);
+/* Drains and destroys the instance's streams (the default one and the user's); idempotent.
+ * Bounded: work still running after timeout_ms has its waits ended with an error (the
+ * instance's abandon_waits); a kernel that still does not return is abandoned, and
+ * *abandoned is set: it may still use the instance, which must then never be freed.
+ * ACLSHMEM_SUCCESS, or ACLSHMEM_TIMEOUT_ERROR naming the first stream that was late. */
+int shmemi_platform_instance_fini(shmemi_instance_t *inst, int64_t timeout_ms, int *abandoned);
 
 /* The platform's name, "cpu" here. */
 const char *shmemi_platform_name(void);

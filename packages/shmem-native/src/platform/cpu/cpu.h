@@ -35,6 +35,9 @@ typedef struct shmemi_stream {
     shmemi_task_t *head, *tail;
     uint64_t enqueued, finished;
     int stopping;
+    const char *running_api; /* who enqueued the task the worker runs now, or NULL */
+    int exited;    /* the worker has left its loop (it only needs joining) */
+    int abandoned; /* finalize gave up on the worker: it runs no more tasks, nobody waits */
     int error; /* the first error since the last synchronize, and its text */
     char error_msg[640];
 } shmemi_stream_t;

@@ -5,9 +5,11 @@
  * registry of live streams: a stale or made-up handle is an error, not a crash.  Callers
  * that use a stream (enqueue, synchronize) hold a reference so that destroy can wait them
  * out before freeing it. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "aclshmem/stream.h"
 #include "core/error.h"
@@ -105,19 +107,23 @@ static void *worker_main(void *arg)
     for (;;) {
         while (!s->head && !s->stopping)
             pthread_cond_wait(&s->work, &s->lock);
-        shmemi_task_t *task = s->head;
+        shmemi_task_t *task = s->abandoned ? NULL : s->head;
         if (!task)
-            break; /* stopping, and everything enqueued has run */
+            break; /* stopping, and everything enqueued has run (or finalize gave up on us) */
         s->head = task->next;
         if (!s->head)
             s->tail = NULL;
+        s->running_api = task->api;
         pthread_mutex_unlock(&s->lock);
         shmemi_cpu_run_task(s, task);
         free(task);
         pthread_mutex_lock(&s->lock);
+        s->running_api = NULL;
         s->finished++;
         pthread_cond_broadcast(&s->done);
     }
+    s->exited = 1;
+    pthread_cond_broadcast(&s->done);
     pthread_mutex_unlock(&s->lock);
     return NULL;
 }
@@ -131,7 +137,12 @@ static int stream_new(shmemi_instance_t *inst, int is_default, const char *api, 
     s->is_default = is_default;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
-    pthread_cond_init(&s->done, NULL);
+    /* finalize waits on done with a deadline on the monotonic clock */
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->done, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     int rc = pthread_create(&s->worker, NULL, worker_main, s);
     if (rc != 0) {
         free(s);
@@ -150,19 +161,23 @@ void shmemi_cpu_stream_drain(shmemi_stream_t *s)
 {
     pthread_mutex_lock(&s->lock);
     uint64_t ticket = s->enqueued;
-    while (s->finished < ticket)
+    while (s->finished < ticket && !s->abandoned)
         pthread_cond_wait(&s->done, &s->lock);
     pthread_mutex_unlock(&s->lock);
 }
 
-/* s is out of the registry: lets its worker finish what was enqueued, then frees it. */
-static void stream_shutdown(shmemi_stream_t *s)
+/* No new work from now on; the worker leaves once its queue is empty. */
+static void stop_worker(shmemi_stream_t *s)
 {
     pthread_mutex_lock(&s->lock);
     s->stopping = 1;
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->lock);
-    pthread_join(s->worker, NULL);
+}
+
+/* s's worker has been joined: waits out the callers still holding s, then frees it. */
+static void free_stream(shmemi_stream_t *s)
+{
     pthread_mutex_lock(&registry_lock);
     while (s->refs > 0)
         pthread_cond_wait(&registry_idle, &registry_lock);
@@ -175,6 +190,14 @@ static void stream_shutdown(shmemi_stream_t *s)
     free(s);
 }
 
+/* s is out of the registry: lets its worker finish what was enqueued, then frees it. */
+static void stream_shutdown(shmemi_stream_t *s)
+{
+    stop_worker(s);
+    pthread_join(s->worker, NULL);
+    free_stream(s);
+}
+
 /* ---- the platform interface ------------------------------------------------ */
 
 int shmemi_platform_instance_init(shmemi_instance_t *inst)
@@ -182,23 +205,116 @@ int shmemi_platform_instance_init(shmemi_instance_t *inst)
     return stream_new(inst, 1, "init", &inst->default_stream);
 }
 
-void shmemi_platform_instance_fini(shmemi_instance_t *inst)
+/* How long finalize lets kernels return once their waits were ended. */
+#define ABANDON_GRACE_MS 1000
+
+static struct timespec deadline_after(int64_t ms)
 {
-    /* The user's streams first (their kernels may still use the default one), then it. */
-    for (;;) {
-        pthread_mutex_lock(&registry_lock);
-        shmemi_stream_t *pick = NULL;
-        for (shmemi_stream_t *s = registry; s; s = s->next)
-            if (s->inst == inst && (!pick || pick->is_default))
-                pick = s;
-        if (pick)
-            unlink_locked(pick);
-        pthread_mutex_unlock(&registry_lock);
-        if (!pick)
-            break;
-        stream_shutdown(pick);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
     }
+    return t;
+}
+
+/* 1 when s's worker has left its loop by deadline. */
+static int wait_exit(shmemi_stream_t *s, const struct timespec *deadline)
+{
+    pthread_mutex_lock(&s->lock);
+    int rc = 0;
+    while (!s->exited && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->done, &s->lock, deadline);
+    int exited = s->exited;
+    pthread_mutex_unlock(&s->lock);
+    return exited;
+}
+
+/* s missed finalize's deadline: from now on every wait of the instance ends with an error,
+ * so kernels blocked in the library return.  The error names s and what it was running. */
+static int report_late(shmemi_instance_t *inst, shmemi_stream_t *s, int64_t timeout_ms)
+{
+    if (atomic_exchange(&inst->abandon_waits, 1))
+        return ACLSHMEM_TIMEOUT_ERROR; /* an earlier stream was late: that is the error to report */
+    pthread_mutex_lock(&s->lock);
+    const char *api = s->running_api;
+    pthread_mutex_unlock(&s->lock);
+    return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR,
+                       "finalize: stream %p did not finish its work within the control timeout (%lld s): it "
+                       "was running a kernel of %s; the instance's waits were ended with an error",
+                       (void *)s, (long long)(timeout_ms / 1000), api ? api : "(none)");
+}
+
+/* The worker did not return even then: it keeps s (and whatever it uses) forever. */
+static void abandon(shmemi_stream_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->abandoned = 1;
+    const char *api = s->running_api;
+    pthread_cond_broadcast(&s->done); /* synchronizers stop waiting for it */
+    pthread_mutex_unlock(&s->lock);
+    pthread_detach(s->worker);
+    SHMEMI_WARN("finalize: stream %p: its kernel of %s did not return; it is abandoned, and the instance's "
+                "memory stays allocated for it", (void *)s, api ? api : "(none)");
+}
+
+/* Unlinks the instance's streams of one kind (default or the user's) into a list of their own. */
+static shmemi_stream_t *take_streams(shmemi_instance_t *inst, int is_default)
+{
+    shmemi_stream_t *taken = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (shmemi_stream_t **p = &registry; *p;) {
+        shmemi_stream_t *s = *p;
+        if (s->inst == inst && s->is_default == is_default) {
+            *p = s->next;
+            s->next = taken;
+            taken = s;
+        } else {
+            p = &s->next;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return taken;
+}
+
+/* Stops a group of streams together, so that one deadline bounds them all. */
+static int finish_streams(shmemi_instance_t *inst, int is_default, const struct timespec *deadline,
+                          int64_t timeout_ms, int *abandoned)
+{
+    shmemi_stream_t *group = take_streams(inst, is_default);
+    for (shmemi_stream_t *s = group; s; s = s->next)
+        stop_worker(s);
+    int rc = ACLSHMEM_SUCCESS;
+    for (shmemi_stream_t *s = group; s; s = s->next)
+        if (!wait_exit(s, deadline) && rc == ACLSHMEM_SUCCESS)
+            rc = report_late(inst, s, timeout_ms);
+    struct timespec grace = rc == ACLSHMEM_SUCCESS ? *deadline : deadline_after(ABANDON_GRACE_MS);
+    for (shmemi_stream_t *s = group, *next; s; s = next) {
+        next = s->next;
+        if (wait_exit(s, &grace)) {
+            pthread_join(s->worker, NULL);
+            free_stream(s);
+        } else {
+            abandon(s);
+            *abandoned = 1;
+        }
+    }
+    return rc;
+}
+
+int shmemi_platform_instance_fini(shmemi_instance_t *inst, int64_t timeout_ms, int *abandoned)
+{
+    struct timespec deadline = deadline_after(timeout_ms);
+    /* The user's streams first (their kernels may still use the default one), then it. */
+    int rc = finish_streams(inst, 0, &deadline, timeout_ms, abandoned);
+    if (rc != ACLSHMEM_SUCCESS)
+        deadline = deadline_after(ABANDON_GRACE_MS); /* its waits are being ended already */
+    int rc_default = finish_streams(inst, 1, &deadline, timeout_ms, abandoned);
     inst->default_stream = NULL;
+    return rc != ACLSHMEM_SUCCESS ? rc : rc_default;
 }
 
 const char *shmemi_platform_name(void)
