@@ -183,6 +183,7 @@ typedef struct {
 /* 1 when the process at the other end of a Unix socket runs as our user. */
 static int peer_is_same_user(int fd, struct ucred *cred)
 {
+    *cred = (struct ucred){.pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1}; /* unknown until asked */
     socklen_t len = sizeof(*cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) != 0 || len != sizeof(*cred))
         return 0;
@@ -279,8 +280,6 @@ static void serve_ready_clients(handoff_server_t *s, const struct pollfd *pfd, c
     int64_t now = shmemi_now_ms();
     for (int i = 0; i < n; i++) {
         handoff_client_t *c = &s->client[slot[i]];
-        if (c->fd != pfd[i].fd)
-            continue; /* the slot was given to a newer connection meanwhile */
         if ((pfd[i].revents && serve_client(s, c)) || now >= c->deadline)
             drop_client(c);
     }
