@@ -135,7 +135,9 @@ meson_build() {
 # work; so each runtime must stop the PE at its first report (halt_on_error=1: ASan and
 # UBSan then exit 1, TSan exits 66) for the harness to see a failed PE.  Leaks are checked
 # (detect_leaks=1): the harness runs LeakSanitizer itself before a PE's _exit, after
-# aclshmem_finalize, so whatever finalize forgets to free fails the test.
+# aclshmem_finalize, so whatever finalize forgets to free fails the test.  (LeakSanitizer
+# stops the PE's threads with ptrace; in a container that forbids it, run with
+# ASAN_OPTIONS=detect_leaks=0.)
 ASAN_BUILD_OPTIONS=(-Db_sanitize=address,undefined -Db_lundef=false)
 TSAN_BUILD_OPTIONS=(-Db_sanitize=thread -Db_lundef=false)
 CI_ASAN_BUILD_DIR="${CI_ASAN_BUILD_DIR:-$CI_BUILD_DIR-asan}"
