@@ -10,6 +10,13 @@ The module keeps a registry of the live allocations (start address -> allocation
 that any tensor aliasing symmetric memory - the tensor itself, a view, a slice, a
 reinterpretation with ``.view(dtype)`` - resolves to its allocation and byte offset, and
 so that anything else is refused with a clear error.
+
+Views kept past free or finalize.  Every tensor of an allocation (the tensor, its views,
+the peer tensors) shares one of a few storages made with ``torch.from_dlpack`` from the
+allocation's Buffer or its peer views, so each storage is a view the Buffer counts.  Free
+and finalize switch every one of those storages to refuse writes (any write through any
+view raises), and shmem.core keeps memory with live views out of reuse (free) or mapped
+to zero pages (finalize), so a kept view can at worst read stale data or zeros.
 """
 
 import bisect
@@ -170,6 +177,14 @@ class FreedTensor(torch.Tensor):
         raise AclshmemInvalid(_freed_message())
 
 
+def _refuse_writes(flat):
+    """Every later write through any tensor sharing ``flat``'s storage raises."""
+    try:
+        torch._C._set_throw_on_mutable_data_ptr(flat)
+    except (AttributeError, RuntimeError):
+        pass
+
+
 def _detach(t):
     """Points ``t`` at an empty storage and makes every later use raise."""
     if t is None or isinstance(t, FreedTensor):
@@ -196,8 +211,8 @@ def _detach(t):
 class _Allocation:
     """One symmetric allocation made by this module."""
 
-    __slots__ = ("buffer", "base", "nbytes", "instance_id", "tensor_ref", "storage_key", "peers", "freed",
-                 "__weakref__")
+    __slots__ = ("buffer", "base", "nbytes", "instance_id", "tensor_ref", "storage_key", "peers", "pieces",
+                 "freed", "__weakref__")
 
     def __init__(self, buffer, nbytes, instance_id):
         self.buffer = buffer
@@ -207,10 +222,20 @@ class _Allocation:
         self.tensor_ref = None
         self.storage_key = None  # identity of the storage every tensor of the allocation shares
         self.peers = {}  # world PE -> flat uint8 tensor over that PE's copy (None: not mapped)
+        self.pieces = []  # tensors with storages of their own (misaligned peer views)
         self.freed = False
 
     def alive(self):
         return not self.freed and not self.buffer.release_called
+
+    def close(self):
+        """Makes every storage of the allocation refuse writes and drops this module's
+        references to them (before the memory is freed or unmapped)."""
+        for flat in [*self.peers.values(), *self.pieces]:
+            if flat is not None:
+                _refuse_writes(flat)
+        self.peers.clear()
+        self.pieces.clear()
 
     def peer_flat(self, pe):
         """A flat uint8 tensor over PE ``pe``'s copy of the whole allocation, or None when
@@ -221,8 +246,7 @@ class _Allocation:
             pass
         flat = None
         if _pyshmem.aclshmem_ptr(self.base, pe):
-            pbuf = core.get_peer_buffer(self.buffer, pe)
-            flat = torch.frombuffer(pbuf, dtype=torch.uint8, count=self.buffer.length)
+            flat = torch.from_dlpack(core.get_peer_buffer(self.buffer, pe))
         self.peers[pe] = flat
         return flat
 
@@ -360,7 +384,7 @@ def aclshmem_create_tensor(shape, dtype=torch.float32, device_id=0):
         alloc = _Allocation(buf, nbytes, active_instance())
         # One storage over the whole block: this PE's own entry of the peer table, and the
         # storage of the tensor and of every view of it.
-        flat = torch.frombuffer(buf, dtype=torch.uint8, count=buf.length)
+        flat = torch.from_dlpack(buf)
         alloc.peers[_pyshmem.my_pe()] = flat
         t = flat[:nbytes].view(dtype).view(dims)
     except BaseException:
@@ -401,7 +425,7 @@ def aclshmem_free_tensor(tensor):
             raise AclshmemInvalid("aclshmem_free_tensor: this tensor has been freed already")
         alloc.freed = True
         _unregister(alloc)
-    alloc.peers.clear()
+    alloc.close()
     _detach(tensor)
     core.free(alloc.buffer)  # collective
 
@@ -414,7 +438,7 @@ def release_instance(instance_id):
         with _lock:
             alloc.freed = True
             _unregister(alloc)
-        alloc.peers.clear()
+        alloc.close()
         t = alloc.tensor_ref() if alloc.tensor_ref is not None else None
         _detach(t)
     return len(leftovers)
@@ -512,8 +536,9 @@ def peer_view(alloc, offset, t, pe):
     itemsize = t.element_size()
     if offset % itemsize:
         # A reinterpreted, misaligned view: go through a tensor built at that address.
-        pbuf = core.get_peer_buffer(alloc.buffer, pe)
-        piece = torch.frombuffer(pbuf, dtype=dtype, count=span // itemsize, offset=offset)
+        pbuf = core.get_peer_buffer(alloc.buffer, pe)[offset:offset + span]
+        piece = torch.from_dlpack(pbuf).view(dtype)
+        alloc.pieces.append(piece)
     else:
         piece = piece.view(dtype)
     if t.is_contiguous():
@@ -527,7 +552,8 @@ def peer_tensor(tensor, pe):
 
     ``pe`` is a world PE number on this node; a PE on another node raises
     ``AclshmemError`` (use ``put``/``get`` for it).  The view is valid while the tensor
-    is allocated: do not use it after ``aclshmem_free_tensor``."""
+    is allocated; after ``aclshmem_free_tensor`` (or finalize) writes through it raise
+    and reads see stale data (or zeros after finalize)."""
     alloc, offset = resolve(tensor, "tensor")
     pe = check_pe(pe)
     view = peer_view(alloc, offset, tensor, pe)
