@@ -20,6 +20,8 @@ put_signal     putmem_signal + signal_wait_until      the ping-pong's round trip
                ping-pong, round trip
 barrier        aclshmem_barrier_all on all N PEs      N processes raising shared-memory flags
 all_reduce     shmem_torch.all_reduce (float32)       torch.distributed all_reduce, gloo backend
+buffer         shmem.core.Buffer(addr, length), per   a ctypes array over the same memory, its
+               object made (PE-less, in this process)  class cached (what Buffer was before)
 =============  =====================================  ==========================================
 
 The "vs base" column is the speedup over the baseline: above 1.00x the library is
@@ -41,7 +43,7 @@ from . import __version__
 from . import _baselines
 from ._progress import Progress
 
-ALL_TESTS = ("put", "get", "put_signal", "barrier", "all_reduce")
+ALL_TESTS = ("put", "get", "put_signal", "barrier", "all_reduce", "buffer")
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
 
@@ -155,6 +157,7 @@ class Results:
         self.memcpy = {}      # size -> seconds per copy
         self.pingpong = {}    # size -> seconds per round trip
         self.flag_barrier = None
+        self.buffer_costs = {}  # "Buffer" / "baseline" -> seconds per object made
         self.notes = []
         self.meta = {}
         self.errors = []
@@ -174,6 +177,25 @@ def run_baselines(plan, res, progress):
         res.flag_barrier = _baselines.flag_barrier(plan["npes"], plan["barrier_iters"], plan["repetitions"],
                                                    plan["pin"])
         progress.advance("baseline flag barrier")
+
+
+def measure_buffer_construction(plan, res):
+    """Seconds per ``shmem.core.Buffer(addr, length)``, and per ctypes array over the
+    same memory with its class made once (the baseline), in this process."""
+    import ctypes
+    import timeit
+
+    from shmem import core
+
+    memory = ctypes.create_string_buffer(4096)
+    addr = ctypes.addressof(memory)
+    array_type = ctypes.c_ubyte * 4096
+    number = 2000 if plan.get("quick") else 200000
+    best = {}
+    for name, make in (("Buffer", lambda: core.Buffer(addr, 4096)),
+                       ("baseline", lambda: array_type.from_address(addr))):
+        best[name] = min(timeit.repeat(make, number=number, repeat=3 if plan.get("quick") else 5)) / number
+    res.buffer_costs = best
 
 
 def run_pes(plan, res, progress, timeout):
@@ -336,6 +358,16 @@ def build_tables(plan, res):
               ratio=sp, unit="us")
         tables.append(t)
 
+    if res.buffer_costs:
+        t = Table("python", "Python objects: shmem.core.Buffer(addr, length), per object made (us; goal < 1 us)",
+                  "a ctypes array over the same memory, its class cached (what Buffer was before)",
+                  ["operation", "us", "base us", "vs base"])
+        lib, base = res.buffer_costs["Buffer"], res.buffer_costs["baseline"]
+        sp = _speedup_time(lib, base)
+        t.add(["Buffer(addr, length)", _us(lib), _us(base), _ratio(sp)], table=t.name, size=0,
+              variant="construction", library=lib * 1e6, baseline=base * 1e6, ratio=sp, unit="us")
+        tables.append(t)
+
     ar = [r for r in res.library if r["test"] == "all_reduce"]
     if ar:
         t = Table("all_reduce", f"all_reduce: shmem_torch.all_reduce, float32 sum, {n} PEs (us)",
@@ -465,6 +497,8 @@ def main(argv=None):
         run_baselines(plan, res, progress)
     except _baselines.BaselineError as exc:
         res.errors.append(str(exc))
+    if "buffer" in plan["tests"]:
+        measure_buffer_construction(plan, res)
     run_pes(plan, res, progress, ns.timeout)
     progress.close()
     res.meta["seconds"] = round(time.monotonic() - started, 2)
