@@ -42,7 +42,7 @@ def keep_views_past_finalize():
         warnings.simplefilter("always")
         core.finalize()
     # Before: reading mv after finalize killed the process (SIGSEGV, exit 139).
-    seen = (mv[0], int(arr[5]), int(peer[100]))
+    seen = (int(arr[5]), int(peer[100]), mv[0])  # NumPy first: it needs no new Buffer feature
     mv[0] = 1  # reaches nobody
     arr[:] = 7
     peer[:] = 3
