@@ -355,6 +355,10 @@ static int wait_fd(int fd, short events, int64_t deadline_ms)
     return 0;
 }
 
+/* Every SSL I/O call starts with an empty error queue: SSL_get_error reads this thread's
+ * queue, and an error left there by another connection (one server thread serves many)
+ * would turn a plain "no data yet" into a fatal error and drop a healthy peer. */
+
 /* Runs op until it completes, waiting on the socket as OpenSSL asks. */
 static int ssl_io(shmemi_channel_t *ch, int writing, void *buf, size_t len, int64_t deadline_ms)
 {
@@ -362,6 +366,7 @@ static int ssl_io(shmemi_channel_t *ch, int writing, void *buf, size_t len, int6
     while (done < len) {
         pthread_mutex_lock(&ch->lock);
         size_t n = 0;
+        ERR_clear_error(); /* see above */
         int ok = writing ? SSL_write_ex(ch->ssl, (char *)buf + done, len - done, &n)
                          : SSL_read_ex(ch->ssl, (char *)buf + done, len - done, &n);
         int err = ok ? SSL_ERROR_NONE : SSL_get_error(ch->ssl, 0);
@@ -415,6 +420,7 @@ int shmemi_channel_handshake_step(shmemi_channel_t *ch)
     if (!ch->ssl)
         return 0;
     pthread_mutex_lock(&ch->lock);
+    ERR_clear_error();
     int ok = SSL_do_handshake(ch->ssl);
     int err = ok == 1 ? SSL_ERROR_NONE : SSL_get_error(ch->ssl, ok);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
@@ -537,6 +543,7 @@ ssize_t shmemi_channel_recv_some(shmemi_channel_t *ch, void *buf, size_t len)
         return plain_recv_some(ch, buf, len);
     pthread_mutex_lock(&ch->lock);
     size_t n = 0;
+    ERR_clear_error();
     int ok = SSL_read_ex(ch->ssl, buf, len, &n);
     int err = ok ? SSL_ERROR_NONE : SSL_get_error(ch->ssl, 0);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
@@ -575,7 +582,11 @@ void shmemi_channel_close(shmemi_channel_t *ch)
         return;
     if (ch->ssl) {
         pthread_mutex_lock(&ch->lock);
-        SSL_shutdown(ch->ssl);
+        /* Only a finished handshake has anything to shut down; on a half-open one
+         * SSL_shutdown leaves errors in this thread's queue. */
+        if (SSL_is_init_finished(ch->ssl))
+            SSL_shutdown(ch->ssl);
+        ERR_clear_error();
         pthread_mutex_unlock(&ch->lock);
         SSL_free(ch->ssl);
     }
