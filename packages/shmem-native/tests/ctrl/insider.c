@@ -130,8 +130,10 @@ int insider_recv(insider_t *peer, shmemi_msg_t *m, uint8_t **payload, int timeou
         return 0;
     /* The server writes whole messages: once a byte is there, the rest follows at once. */
     int64_t deadline = shmemi_now_ms() + IO_TIMEOUT_MS;
-    if (shmemi_channel_recv(peer->ch, m, sizeof(*m), deadline) != 0 || !server_may_send(m))
+    if (shmemi_channel_recv(peer->ch, m, sizeof(*m), deadline) != 0)
         return -1;
+    if (!server_may_send(m))
+        return -2;
     if (m->len == 0)
         return 1;
     *payload = malloc(m->len);

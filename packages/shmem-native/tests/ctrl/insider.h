@@ -48,8 +48,9 @@ int insider_send(insider_t *peer, const shmemi_msg_t *m, const void *payload, si
 int insider_send_raw(insider_t *peer, const void *bytes, size_t len);
 
 /* The next message within timeout_ms: 1 (and *payload malloc'ed when m->len > 0, to be
- * freed), 0 on timeout, -1 when the connection closed or the server sent a header no
- * server may send (type unknown, payload over SHMEMI_MAX_PAYLOAD). */
+ * freed), 0 on timeout, -1 when the connection closed, -2 when the server sent a header
+ * no server may send (a type of the clients' or unknown, a payload where none belongs or
+ * over SHMEMI_MAX_PAYLOAD). */
 int insider_recv(insider_t *peer, shmemi_msg_t *m, uint8_t **payload, int timeout_ms);
 
 void insider_close(insider_t *peer);

@@ -334,11 +334,15 @@ static int t_idle_connections(int me, int n)
         fds[i] = shmemi_tcp_connect(&srv.addr, srv.addr_len, shmemi_now_ms() + 5000);
         ASSERT_GE(fds[i], 0);
     }
-    harness_sleep_ms(500);
-    /* No thread per connection, and no more than the cap waiting to prove themselves. */
-    EXPECT_LE(count_threads(), threads_before + 2);
-    int closed = count_closed(fds, IDLE_CLIENTS);
+    /* No more than the cap wait to prove themselves: the server closes the rest well
+     * before any deadline (a sanitizer build takes a while to accept them all). */
+    int closed = 0;
+    for (double until = harness_now() + 3.0; harness_now() < until; harness_sleep_ms(50))
+        if ((closed = count_closed(fds, IDLE_CLIENTS)) >= IDLE_CLIENTS - SHMEMI_ADMISSION_MAX)
+            break;
     EXPECT_GE(closed, IDLE_CLIENTS - SHMEMI_ADMISSION_MAX);
+    /* And they cost no thread each. */
+    EXPECT_LE(count_threads(), threads_before + 2);
     /* Real PEs still get in at once. */
     double t0 = harness_now();
     ASSERT_EQ(insider_join(&peers[0], &srv, 0, 2), 0);
