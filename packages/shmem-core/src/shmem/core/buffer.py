@@ -158,7 +158,11 @@ class Buffer(_export.ExporterBase):
         block = origin._block
         if block is not None:
             buf._block = block
-            block.derived.append(weakref.ref(buf))
+            derived = block.derived
+            if len(derived) >= 64 and not len(derived) & (len(derived) - 1):
+                # Many slices made and dropped: forget the dead ones (amortised O(1)).
+                derived[:] = [ref for ref in derived if ref() is not None]
+            derived.append(weakref.ref(buf))
             if block.released:
                 buf._size = 0
         return buf
