@@ -8,6 +8,20 @@
 #include "sync/ctrl.h"
 #include "sync/wait.h"
 
+/* The slots of the team table are read by stream workers (a barrier or wait on a stream
+ * looks its team up when it runs) while the host thread creates and destroys teams, so
+ * they are published and read atomically: a worker sees either no team, or a team whose
+ * fields were all written before it was published. */
+static void publish_team(shmemi_team_pool_t *pool, int index, shmemi_team_t *t)
+{
+    __atomic_store_n(&pool->teams[index], t, __ATOMIC_RELEASE);
+}
+
+static shmemi_team_t *load_team(const shmemi_team_pool_t *pool, int index)
+{
+    return __atomic_load_n(&pool->teams[index], __ATOMIC_ACQUIRE);
+}
+
 static shmemi_team_t *team_new(shmemi_instance_t *inst, int index, int start, int stride, int size,
                                uint64_t uid)
 {
@@ -26,7 +40,7 @@ static shmemi_team_t *team_new(shmemi_instance_t *inst, int index, int start, in
     pthread_mutex_init(&t->lock, NULL);
     shmemi_team_pool_t *pool = inst->teams;
     pool->used[index / 64] |= 1ull << (index % 64);
-    pool->teams[index] = t;
+    publish_team(pool, index, t);
     return t;
 }
 
@@ -34,7 +48,7 @@ static void team_free(shmemi_instance_t *inst, shmemi_team_t *t)
 {
     shmemi_team_pool_t *pool = inst->teams;
     pool->used[t->index / 64] &= ~(1ull << (t->index % 64));
-    pool->teams[t->index] = NULL;
+    publish_team(pool, t->index, NULL);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -51,9 +65,11 @@ void shmemi_teams_fini(shmemi_instance_t *inst)
 {
     if (!inst->teams)
         return;
-    for (int i = 0; i < ACLSHMEM_MAX_TEAMS; i++)
-        if (inst->teams->teams[i])
-            team_free(inst, inst->teams->teams[i]);
+    for (int i = 0; i < ACLSHMEM_MAX_TEAMS; i++) {
+        shmemi_team_t *t = load_team(inst->teams, i);
+        if (t)
+            team_free(inst, t);
+    }
     free(inst->teams);
     inst->teams = NULL;
 }
@@ -62,7 +78,7 @@ shmemi_team_t *shmemi_team_get(shmemi_instance_t *inst, aclshmem_team_t team)
 {
     if (!inst || !inst->teams || team < 0 || team >= ACLSHMEM_MAX_TEAMS)
         return NULL;
-    return inst->teams->teams[team];
+    return load_team(inst->teams, team);
 }
 
 int shmemi_team_collective(shmemi_instance_t *inst, shmemi_team_t *t, const void *in, size_t len, void *out)
