@@ -13,6 +13,7 @@
 #include "aclshmem/mem.h"
 #include "aclshmem/team.h"
 #include "aclshmem/rma.h"
+#include "aclshmem/amo.h"
 #include "aclshmem/signal.h"
 #include "aclshmem/p2p_sync.h"
 #include "aclshmem/sync.h"

@@ -37,6 +37,11 @@ ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_TYPED_SIGNAL)
                                                            int32_t signal, int sig_op, int pe);
 ACLSHMEM_RMA_SIZES(ACLSHMEMI_DECLARE_SIZED_SIGNAL)
 
+/** Updates pe's 32-bit signal word sig_addr with signal (sig_op: ACLSHMEM_SIGNAL_SET or
+ *  _ADD), atomically, ordered after this PE's earlier puts to pe.  Host and kernel side
+ *  (aclshmemx_signal_op_on_stream is the stream-ordered form). */
+ACLSHMEM_HOST_API void aclshmemx_signal_op(int32_t *sig_addr, int32_t signal, int sig_op, int pe);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,12 @@ ACLSHMEM_HOST_API void aclshmem_barrier_all(void);
 ACLSHMEM_HOST_API void aclshmem_sync(aclshmem_team_t team);
 /** aclshmem_sync over the world team. */
 ACLSHMEM_HOST_API void aclshmem_sync_all(void);
+/** The vector-core barrier of the original's device API.  On the cpu platform every kernel
+ *  block is a vector core, so it is aclshmem_barrier (kernel-aware: inside a kernel, every
+ *  block of the calling kernel takes part). */
+ACLSHMEM_HOST_API void aclshmemx_barrier_vec(aclshmem_team_t team);
+/** aclshmemx_barrier_vec over the world team. */
+ACLSHMEM_HOST_API void aclshmemx_barrier_all_vec(void);
 
 #ifdef __cplusplus
 }

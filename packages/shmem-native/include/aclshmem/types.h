@@ -133,6 +133,13 @@ typedef struct {
 typedef int (*aclshmem_decrypt_handler)(const char *cipher, size_t cipher_len,
                                         char *plain, size_t *plain_len);
 
+/* ---- 16-bit floating-point storage types -------------------------------- */
+/* The bit pattern of an IEEE 754 binary16 ("half") or a bfloat16 number (the upper half
+ * of a binary32).  They are storage types: the library converts to float, computes and
+ * rounds back to nearest even where an operation does arithmetic (atomic add). */
+typedef uint16_t aclshmem_half_t;
+typedef uint16_t aclshmem_bfloat16_t;
+
 /* ---- memory ------------------------------------------------------------- */
 typedef enum { HOST_SIDE = 0, DEVICE_SIDE = 1 } aclshmem_mem_type_t;
 
@@ -201,12 +208,21 @@ typedef struct {
 #define ACLSHMEM_RMA_TYPES(X)                                                                  \
     X(float, float) X(double, double) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)       \
     X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)                \
-    X(uint64, uint64_t) X(char, char)
+    X(uint64, uint64_t) X(char, char) X(half, aclshmem_half_t) X(bfloat16, aclshmem_bfloat16_t)
 
 /* X(NAME, TYPE): the element types of the point-to-point wait/test families (no double). */
 #define ACLSHMEM_P2P_SYNC_TYPES(X)                                                             \
     X(float, float) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) X(int64, int64_t)      \
     X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t) X(char, char)
+
+/* X(NAME, TYPE): the element types of the atomic memory operations (aclshmem/amo.h).
+ * Integers take every operation; float and double the arithmetic ones and compare_swap;
+ * half and bfloat16 add, fetch_add, set, fetch and swap. */
+#define ACLSHMEM_AMO_INT_TYPES(X)                                                              \
+    X(int8, int8_t) X(int16, int16_t) X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t)    \
+    X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t)
+#define ACLSHMEM_AMO_FLOAT_TYPES(X) X(float, float) X(double, double)
+#define ACLSHMEM_AMO_HALF_TYPES(X) X(half, aclshmem_half_t) X(bfloat16, aclshmem_bfloat16_t)
 
 /* X(BITS): the element widths of the sized RMA families. */
 #define ACLSHMEM_RMA_SIZES(X) X(8) X(16) X(32) X(64) X(128)
