@@ -36,7 +36,8 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
         size_t offset = offsetof(shmemi_ctrl_t, team_psync) +
                         ((size_t)t->index * SHMEMI_BARRIER_ROUNDS + (size_t)k) * sizeof(uint64_t);
         const shmemi_transport_ops_t *tr = inst->transport[partner];
-        rc = tr->atomic(inst, partner, SHMEMI_SEG_CTRL, offset, SHMEMI_ATOMIC_ADD, 8, 1);
+        shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1};
+        rc = tr->amo(inst, partner, SHMEMI_SEG_CTRL, offset, &arrive, NULL);
         if (rc != ACLSHMEM_SUCCESS)
             break;
         tr->notify(inst, partner);
@@ -80,4 +81,16 @@ void aclshmem_sync(aclshmem_team_t team)
 void aclshmem_sync_all(void)
 {
     team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmem_sync_all");
+}
+
+/* Every kernel block of the cpu platform is a vector core, so the vector-core barrier is the
+ * kernel-aware barrier itself. */
+void aclshmemx_barrier_vec(aclshmem_team_t team)
+{
+    team_barrier(team, "aclshmemx_barrier_vec");
+}
+
+void aclshmemx_barrier_all_vec(void)
+{
+    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmemx_barrier_all_vec");
 }

@@ -51,9 +51,9 @@ int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems
     const shmemi_transport_ops_t *t = inst->transport[pe];
     if (bytes)
         SHMEMI_TRY(t->put(inst, pe, data_seg, data_offset, src, bytes));
-    SHMEMI_TRY(t->atomic(inst, pe, sig_seg, sig_offset,
-                         sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_ATOMIC_SET : SHMEMI_ATOMIC_ADD, 4,
-                         (uint32_t)signal));
+    shmemi_amo_t update = {.op = sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_AMO_SET : SHMEMI_AMO_ADD,
+                           .kind = SHMEMI_AMO_INT, .width = 4, .value = (uint32_t)signal};
+    SHMEMI_TRY(t->amo(inst, pe, sig_seg, sig_offset, &update, NULL));
     t->notify(inst, pe);
     shmemi_prof_end_frame(inst, bytes ? SHMEMI_FRAME_PUT_SIGNAL : SHMEMI_FRAME_SIGNAL_OP, start);
     return ACLSHMEM_SUCCESS;
@@ -71,6 +71,11 @@ void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size, v
                                  int sig_op, int pe)
 {
     shmemi_put_signal("aclshmemx_putmem_signal_nbi", dst, src, elem_size, 1, sig_addr, signal, sig_op, pe);
+}
+
+void aclshmemx_signal_op(int32_t *sig_addr, int32_t signal, int sig_op, int pe)
+{
+    shmemi_put_signal("aclshmemx_signal_op", NULL, NULL, 0, 1, sig_addr, signal, sig_op, pe);
 }
 
 #define DEFINE_TYPED_SIGNAL(NAME, TYPE)                                                                \

@@ -26,10 +26,10 @@ static int none_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, voi
     return unreachable(inst, pe);
 }
 
-static int none_atomic(shmemi_instance_t *inst, int pe, int seg, size_t offset, shmemi_atomic_op_t op,
-                       int width, uint64_t value)
+static int none_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
+                    uint64_t *fetched)
 {
-    (void)seg, (void)offset, (void)op, (void)width, (void)value;
+    (void)seg, (void)offset, (void)a, (void)fetched;
     return unreachable(inst, pe);
 }
 
@@ -54,7 +54,7 @@ const shmemi_transport_ops_t shmemi_transport_none = {
     .name = "none",
     .put = none_put,
     .get = none_get,
-    .atomic = none_atomic,
+    .amo = none_amo,
     .notify = none_notify,
     .quiet = none_quiet,
     .ptr = none_ptr,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "aclshmem/types.h"
+#include "core/error.h"
 #include "core/instance.h"
 #include "sync/wait.h"
 #include "transport/transport.h"
@@ -90,24 +91,70 @@ static int shm_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
     return ACLSHMEM_SUCCESS;
 }
 
-static int shm_atomic(shmemi_instance_t *inst, int pe, int seg, size_t offset, shmemi_atomic_op_t op,
-                      int width, uint64_t value)
-{
-    void *target = peer_addr(inst, pe, seg, offset);
-    /* seq_cst: the data of earlier puts is visible before the word changes. */
-    if (width == 4) {
-        _Atomic uint32_t *word = target;
-        if (op == SHMEMI_ATOMIC_SET)
-            atomic_store(word, (uint32_t)value);
-        else
-            atomic_fetch_add(word, (uint32_t)value);
-    } else {
-        _Atomic uint64_t *word = target;
-        if (op == SHMEMI_ATOMIC_SET)
-            atomic_store(word, value);
-        else
-            atomic_fetch_add(word, value);
+/* AMOs are CPU atomics on the peer's word as this process maps it: the word is the same
+ * physical memory in every mapping, and lock-free atomics of 1 to 8 bytes act on memory, so
+ * AMOs from every PE and kernel block on one word are atomic with respect to each other.
+ * Order after earlier puts (what fence promises) costs nothing extra: a put here is a plain
+ * or relaxed store by this thread, complete when it returns, and every AMO is a seq_cst
+ * access, which includes release; whoever reads the AMO's result with an acquiring load (a
+ * wait, a test, a signal wait, another AMO) sees those puts too.  (x86: a locked
+ * instruction or xchg is a full barrier; arm64: the acquire-release forms.) */
+#define SHM_AMO_WIDTHS(X) X(1, uint8_t) X(2, uint16_t) X(4, uint32_t) X(8, uint64_t)
+
+#define DEFINE_WORD_AMO(BYTES, UTYPE)                                                               \
+    static uint64_t word_amo_##BYTES(UTYPE *word, const shmemi_amo_t *a)                            \
+    {                                                                                               \
+        UTYPE value = (UTYPE)a->value, old;                                                         \
+        switch (a->op) {                                                                            \
+        case SHMEMI_AMO_SET:                                                                        \
+            __atomic_store_n(word, value, __ATOMIC_SEQ_CST);                                        \
+            return 0;                                                                               \
+        case SHMEMI_AMO_SWAP:                                                                       \
+            return __atomic_exchange_n(word, value, __ATOMIC_SEQ_CST);                              \
+        case SHMEMI_AMO_CSWAP:                                                                      \
+            old = (UTYPE)a->cond;                                                                   \
+            __atomic_compare_exchange_n(word, &old, value, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);  \
+            return old;                                                                             \
+        case SHMEMI_AMO_AND:                                                                        \
+            return __atomic_fetch_and(word, value, __ATOMIC_SEQ_CST);                               \
+        case SHMEMI_AMO_OR:                                                                         \
+            return __atomic_fetch_or(word, value, __ATOMIC_SEQ_CST);                                \
+        case SHMEMI_AMO_XOR:                                                                        \
+            return __atomic_fetch_xor(word, value, __ATOMIC_SEQ_CST);                               \
+        case SHMEMI_AMO_ADD:                                                                        \
+            if (a->kind == SHMEMI_AMO_INT)                                                          \
+                return __atomic_fetch_add(word, value, __ATOMIC_SEQ_CST);                           \
+            /* No CPU instruction adds floats in memory: compute the sum from the value read    \
+             * and store it only if no other writer came in between; a retry means another     \
+             * AMO completed, so the loop always makes progress. */                             \
+            old = __atomic_load_n(word, __ATOMIC_RELAXED);                                          \
+            while (!__atomic_compare_exchange_n(word, &old, (UTYPE)shmemi_amo_result(a, old), 1,     \
+                                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))                 \
+                ;                                                                                   \
+            return old;                                                                             \
+        default: /* SHMEMI_AMO_FETCH */                                                             \
+            return __atomic_load_n(word, __ATOMIC_SEQ_CST);                                         \
+        }                                                                                           \
     }
+SHM_AMO_WIDTHS(DEFINE_WORD_AMO)
+
+static int shm_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
+                   uint64_t *fetched)
+{
+    uint8_t *word = peer_addr(inst, pe, seg, offset);
+    uint64_t old;
+    switch (a->width) {
+#define CASE_WIDTH(BYTES, UTYPE)                                                                    \
+    case BYTES:                                                                                     \
+        old = word_amo_##BYTES((UTYPE *)(void *)word, a);                                           \
+        break;
+        SHM_AMO_WIDTHS(CASE_WIDTH)
+#undef CASE_WIDTH
+    default:
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "shm transport: an AMO of %d bytes (1, 2, 4 or 8)", a->width);
+    }
+    if (fetched)
+        *fetched = old;
     return ACLSHMEM_SUCCESS;
 }
 
@@ -132,7 +179,7 @@ const shmemi_transport_ops_t shmemi_transport_shm = {
     .name = "shm",
     .put = shm_put,
     .get = shm_get,
-    .atomic = shm_atomic,
+    .amo = shm_amo,
     .notify = shm_notify,
     .quiet = shm_quiet,
     .ptr = shm_ptr,

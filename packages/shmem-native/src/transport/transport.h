@@ -9,15 +9,50 @@
 
 struct shmemi_instance;
 
-typedef enum { SHMEMI_ATOMIC_SET = 0, SHMEMI_ATOMIC_ADD = 1 } shmemi_atomic_op_t;
+/* An atomic memory operation on one word of width 1, 2, 4 or 8 bytes, aligned to its width.
+ * Operands and results are the word's bit pattern in the low `width` bytes of a uint64_t
+ * (integers zero-extended, floats as their IEEE bits), so one entry serves every type. */
+typedef enum {
+    SHMEMI_AMO_FETCH, /* old value only */
+    SHMEMI_AMO_SET,   /* word = value */
+    SHMEMI_AMO_SWAP,  /* word = value */
+    SHMEMI_AMO_CSWAP, /* word = value if word == cond (bit patterns) */
+    SHMEMI_AMO_ADD,   /* word += value in the arithmetic of kind */
+    SHMEMI_AMO_AND,   /* integers only */
+    SHMEMI_AMO_OR,
+    SHMEMI_AMO_XOR
+} shmemi_amo_op_t;
+
+/* What the word holds: how ADD computes (other operations only move bits). */
+typedef enum {
+    SHMEMI_AMO_INT,     /* two's complement integer of any width: ADD wraps */
+    SHMEMI_AMO_FLOAT,   /* binary32 (width 4) or binary64 (width 8) */
+    SHMEMI_AMO_HALF,    /* binary16, width 2 */
+    SHMEMI_AMO_BFLOAT16 /* bfloat16, width 2 */
+} shmemi_amo_kind_t;
+
+typedef struct {
+    shmemi_amo_op_t op;
+    shmemi_amo_kind_t kind;
+    int width;
+    uint64_t value;
+    uint64_t cond; /* CSWAP only */
+} shmemi_amo_t;
+
+/* The value a word holds after a applies to old (for FETCH: old): the arithmetic of every
+ * operation, for transports that apply an AMO as a compare-and-swap loop.  Floating-point
+ * ADD rounds to nearest even; the result is masked to a->width bytes. */
+uint64_t shmemi_amo_result(const shmemi_amo_t *a, uint64_t old);
 
 typedef struct shmemi_transport_ops {
     const char *name;
     int (*put)(struct shmemi_instance *inst, int pe, int seg, size_t offset, const void *src, size_t len);
     int (*get)(struct shmemi_instance *inst, int pe, int seg, size_t offset, void *dst, size_t len);
-    /* Atomic SET or ADD of a 4- or 8-byte word, ordered after every earlier put to pe. */
-    int (*atomic)(struct shmemi_instance *inst, int pe, int seg, size_t offset, shmemi_atomic_op_t op,
-                  int width, uint64_t value);
+    /* The AMO a on pe's word at (seg, offset), atomic with respect to every other AMO on
+     * that word from any PE or thread, and ordered after every earlier put to pe.  *fetched
+     * (if not NULL) gets the word's old value.  Does not wake pe's waiters (see notify). */
+    int (*amo)(struct shmemi_instance *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
+               uint64_t *fetched);
     /* Wakes pe's waiters after writes to it. */
     void (*notify)(struct shmemi_instance *inst, int pe);
     /* Completes every operation issued to any PE through this transport. */
