@@ -10,8 +10,8 @@
 #endif
 
 #include "aclshmem/log.h"
-#include "aclshmem/stream.h"
 #include "core/error.h"
+#include "core/thread.h"
 
 static aclshmem_prof_pe_t unprofiled = {.pe_id = -1};
 
@@ -47,7 +47,7 @@ int shmemi_prof_init(shmemi_instance_t *inst)
 /* Blocks of a kernel each own a row; the host counts as block 0. */
 static void record(aclshmem_prof_pe_t *prof, uint32_t frame, uint64_t cycles)
 {
-    uint32_t block = aclshmemx_block_idx();
+    uint32_t block = shmemi_thread_block_idx();
     if (block >= ACLSHMEM_CYCLE_PROF_MAX_BLOCK || frame >= ACLSHMEM_CYCLE_PROF_FRAME_CNT)
         return;
     aclshmem_prof_block_t *row = &prof->block_prof[block];

@@ -1,13 +1,13 @@
+/* The PE barrier of the engine.  The public aclshmem_barrier family sits above it, in
+ * platform/barrier.c, because it first orders with the caller's streams or kernel blocks. */
 #include "sync/barrier.h"
 
-#include "aclshmem/sync.h"
+#include "core/ctrl.h"
 #include "core/error.h"
+#include "core/wait.h"
 #include "mem/heap.h"
-#include "platform/platform.h"
 #include "prof/prof.h"
 #include "rma/rma.h"
-#include "sync/ctrl.h"
-#include "sync/wait.h"
 #include "transport/transport.h"
 
 typedef struct {
@@ -47,50 +47,4 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     pthread_mutex_unlock(&t->lock);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_BARRIER, start);
     return rc;
-}
-
-static void team_barrier(aclshmem_team_t team, const char *api)
-{
-    shmemi_instance_t *inst = shmemi_require(api);
-    if (!inst || team == ACLSHMEM_TEAM_INVALID) /* the invalid team: a no-op, as in the original */
-        return;
-    shmemi_team_t *t = shmemi_team_get(inst, team);
-    if (!t) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: team %d does not exist (never created or destroyed)", api, team);
-        return;
-    }
-    /* Host: after the default stream's work; in a kernel: the blocks meet first. */
-    shmemi_platform_barrier(inst, t);
-}
-
-void aclshmem_barrier(aclshmem_team_t team)
-{
-    team_barrier(team, "aclshmem_barrier");
-}
-
-void aclshmem_barrier_all(void)
-{
-    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmem_barrier_all");
-}
-
-void aclshmem_sync(aclshmem_team_t team)
-{
-    team_barrier(team, "aclshmem_sync");
-}
-
-void aclshmem_sync_all(void)
-{
-    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmem_sync_all");
-}
-
-/* Every kernel block of the cpu platform is a vector core, so the vector-core barrier is the
- * kernel-aware barrier itself. */
-void aclshmemx_barrier_vec(aclshmem_team_t team)
-{
-    team_barrier(team, "aclshmemx_barrier_vec");
-}
-
-void aclshmemx_barrier_all_vec(void)
-{
-    team_barrier(ACLSHMEM_TEAM_WORLD, "aclshmemx_barrier_all_vec");
 }

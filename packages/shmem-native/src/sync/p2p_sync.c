@@ -8,10 +8,10 @@
 
 #include "aclshmem/p2p_sync.h"
 #include "core/error.h"
+#include "core/wait.h"
 #include "prof/prof.h"
 #include "rma/rma.h"
 #include "sync/signal.h"
-#include "sync/wait.h"
 
 typedef struct {
     size_t size;

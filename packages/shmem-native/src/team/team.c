@@ -5,8 +5,6 @@
 
 #include "aclshmem/team.h"
 #include "core/error.h"
-#include "sync/ctrl.h"
-#include "sync/wait.h"
 
 /* The slots of the team table are read by stream workers (a barrier or wait on a stream
  * looks its team up when it runs) while the host thread creates and destroys teams, so

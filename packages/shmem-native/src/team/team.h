@@ -9,7 +9,7 @@
 
 #include "aclshmem/types.h"
 #include "core/instance.h"
-#include "sync/ctrl.h"
+#include "core/ctrl.h"
 
 typedef struct shmemi_team {
     int index;

@@ -7,7 +7,7 @@
 #include "aclshmem/types.h"
 #include "core/error.h"
 #include "core/instance.h"
-#include "sync/wait.h"
+#include "core/wait.h"
 #include "transport/transport.h"
 
 static inline uint8_t *peer_addr(shmemi_instance_t *inst, int pe, int seg, size_t offset)

@@ -9,6 +9,7 @@
 
 #include "aclshmem/stream.h"
 #include "core/error.h"
+#include "core/thread.h"
 #include "platform/cpu/cpu.h"
 #include "platform/platform.h"
 #include "sync/barrier.h"
@@ -30,17 +31,17 @@ shmemi_launch_t *shmemi_cpu_current_launch(void)
 
 int shmemi_platform_in_kernel(void)
 {
-    return current != NULL;
+    return shmemi_thread_in_kernel();
 }
 
 uint32_t aclshmemx_block_idx(void)
 {
-    return current ? current->idx : 0;
+    return shmemi_thread_block_idx();
 }
 
 uint32_t aclshmemx_block_num(void)
 {
-    return current ? current->launch->task->block_dim : 1;
+    return shmemi_thread_block_num();
 }
 
 static void record_failure(void *ctx, int code, const char *msg)
@@ -99,6 +100,7 @@ static void run_block(block_t *b)
 {
     shmemi_launch_t *l = b->launch;
     current = b;
+    shmemi_thread_enter_block(b->idx, l->task->block_dim);
     shmemi_set_fail_hook(record_failure, b);
     l->task->fn(b->idx, l->task->block_dim, l->task->arg);
     pthread_mutex_lock(&l->lock);
@@ -107,6 +109,7 @@ static void run_block(block_t *b)
         complete_barrier(l);
     pthread_mutex_unlock(&l->lock);
     shmemi_set_fail_hook(NULL, NULL);
+    shmemi_thread_leave_block();
     current = NULL;
 }
 

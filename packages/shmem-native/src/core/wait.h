@@ -4,7 +4,7 @@
 #define SHMEMI_WAIT_H
 
 #include "core/instance.h"
-#include "sync/ctrl.h"
+#include "core/ctrl.h"
 
 /* Returns nonzero when the awaited condition holds. */
 typedef int (*shmemi_ready_fn)(void *ctx);

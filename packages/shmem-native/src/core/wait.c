@@ -1,4 +1,4 @@
-#include "sync/wait.h"
+#include "core/wait.h"
 
 #include <limits.h>
 #include <linux/futex.h>
