@@ -137,6 +137,24 @@ def code_only_keep_includes(text):
     return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group(0).count("\n") or " ", text, flags=re.S)
 
 
+README_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*`([^`]+)`\s*\|", re.M)
+
+
+def readme_errors(src):
+    """The layer table of src/README.md must list the units of LAYERS in the same order."""
+    path = os.path.join(src, "README.md")
+    if not os.path.exists(path):
+        return ["README.md: missing; it documents the layers (see LAYERS in tests/check_layers.py)"]
+    with open(path, encoding="utf-8") as fh:
+        rows = sorted((int(n), name) for n, name in README_ROW.findall(fh.read()))
+    documented = [name for _, name in rows]
+    expected = [name for name, _ in LAYERS]
+    if documented != expected:
+        return ["README.md: its layer table lists %s (lowest first); tests/check_layers.py has %s" %
+                (documented, expected)]
+    return []
+
+
 def write_tree(root, files):
     for path, text in files.items():
         full = os.path.join(root, path)
@@ -166,17 +184,20 @@ def self_test():
         "folder not in the table": ({"stuff/x.c": "int x;\n"}, "stuff/x.c: its folder has no place"),
         "include of a folder not in the table": ({"rma/rma.c": '#include "stuff/x.h"\n'}, "no place in the layer"),
     }
+    table = "".join("| %d | `%s` | x | y |\n" % (i + 1, name) for i, (name, _) in enumerate(LAYERS))
+    layered["README.md"] = table
+    cases["README table out of date"] = ({"README.md": table.replace("`rma`", "`rdma`")}, "its layer table")
     failures = 0
     with tempfile.TemporaryDirectory() as root:
         write_tree(root, layered)
-        errors = check(root)
+        errors = check(root) + readme_errors(root)
         if errors:
             failures += 1
             print("self-test: a layered tree was rejected:\n  " + "\n  ".join(errors))
     for name, (extra, expected) in cases.items():
         with tempfile.TemporaryDirectory() as root:
             write_tree(root, dict(layered, **extra))
-            errors = check(root)
+            errors = check(root) + readme_errors(root)
             if not any(expected in e for e in errors):
                 failures += 1
                 print("self-test: %s not caught (wanted %r, got %r)" % (name, expected, errors))
@@ -188,10 +209,10 @@ def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
     src = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
-    errors = check(src)
+    errors = check(src) + readme_errors(src)
     for e in errors:
         print(e)
-    print("%s: %s" % (os.path.normpath(src), "%d layering violations" % len(errors) if errors else "layered"))
+    print("%s: %s" % (os.path.normpath(src), "%d problems with the layering" % len(errors) if errors else "layered"))
     return 1 if errors else 0
 
 

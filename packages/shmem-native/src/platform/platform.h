@@ -1,7 +1,11 @@
 /* The platform layer: device memory, streams and kernel launch.  Everything specific to a
  * kind of device stays behind this interface; the cpu platform (platform/cpu/) emulates a
  * device with threads: a stream is an ordered queue served by a worker thread and a kernel
- * runs one thread per block. */
+ * runs one thread per block.
+ *
+ * It sits above the engine (src/README.md): kernels and stream operations call rma, sync and
+ * amo, never the other way.  Code below that needs to know which block it runs on asks
+ * core/thread.h, which the platform keeps up to date. */
 #ifndef SHMEMI_PLATFORM_H
 #define SHMEMI_PLATFORM_H
 

@@ -1,7 +1,8 @@
 /* Stream-ordered operations: each checks its arguments now (so bad input fails at the call,
  * with a last error, and nothing is enqueued), then enqueues a one-block library kernel that
  * does the host operation when the stream reaches it.  Their arguments travel by value in
- * the task; the buffers they point to must stay valid until then. */
+ * the task; the buffers they point to must stay valid until then.  They live with the
+ * platform, above the engine whose calls their kernels make. */
 #include <stdint.h>
 
 #include "aclshmem/stream.h"
