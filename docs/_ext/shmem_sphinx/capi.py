@@ -200,10 +200,10 @@ class CApiHeader(SphinxDirective):
         title = f"Generated family {e.name.replace('ACLSHMEMI_DECLARE_', '')}"
         intro = [f".. rubric:: {title}", ""]
         intro += self._paragraphs(e.doc, known) if e.doc else []
-        table = e.data["table"] or "?"
+        tables = " and ".join(f":c:macro:`{t}`" for t in e.data.get("tables") or ["?"])
         placeholders = ", ".join(f"``<{p}>``" for p in params)
         intro += [f"Declared once as templates over {placeholders} and expanded over "
-                  f":c:macro:`{table}`: every row of the table below is one element "
+                  f"{tables}: every row of the table below is one element "
                   f"{'type' if len(params) > 1 else 'width'}, and each template gives one "
                   "function for it.", "", ".. code-block:: c", ""]
         intro += ["   " + t + ";" for t in e.data["templates"]] + [""]

@@ -337,8 +337,10 @@ def parse_header(path, tables=None):
             table, macro = m.group(1), m.group(2)
             fam = families.get(macro)
             if fam is not None:
+                # A family may be expanded over several tables (amo.h): their rows add up.
+                fam.data["tables"] = fam.data.get("tables", []) + [table]
                 fam.data["table"] = table
-                fam.data["rows"] = tables.get(table, [])
+                fam.data["rows"] = fam.data["rows"] + tables.get(table, [])
             pending_doc = None
             continue
         # A declaration.

@@ -31,6 +31,9 @@ _TITLES = {
     "aclshmem_{N}_put_signal": "Typed put with signal",
     "aclshmem_put{B}_signal": "Sized put with signal",
     "aclshmem_{N}_wait_until": "Point-to-point waits and tests",
+    "aclshmem_{N}_atomic_add": "Atomic memory operations: add, fetch_add, set, fetch, swap",
+    "aclshmem_{N}_atomic_compare_swap": "Atomic compare-and-swap",
+    "aclshmem_{N}_atomic_inc": "Atomic increment and bitwise operations (integers)",
 }
 
 

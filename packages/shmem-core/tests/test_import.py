@@ -1,10 +1,15 @@
-"""Importing shmem: no torch, no native library needed, every seed name present."""
+"""Importing shmem: no torch, no native library needed, every name of the seed present
+(read from the seed itself by seed_api.py, or from its shipped extraction)."""
 
+import inspect
 import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
+
+import seed_api
 import shmem
 from shmem import _native, _pyshmem, core
 
@@ -57,32 +62,6 @@ def test_tensor_api_comes_from_shmem_torch_lazily(tmp_path):
     assert r.stdout.strip() == "('tensor', (2, 3)) freed", r.stderr
 
 
-SEED_CORE = """get_version get_unique_id init finalize buffer free get_peer_buffer put_signal put get signal_op
-signal_wait quiet my_pe team_my_pe n_pes team_n_pes init_status calloc align barrier barrier_all sync sync_all
-barrier_on_stream barrier_all_on_stream current_instance set_instance multi_instance set_mte_config
-set_sdma_config set_rdma_config set_udma_config handle_wait get_prof show_prof UniqueId UniqueID InitStatus
-SignalOp ComparisonType MemType Buffer InstanceContext Handle ProfData AclshmemError AclshmemInvalid
-ACLSHMEM_TEAM_WORLD Stream synchronize""".split()
-
-SEED_PYSHMEM = """aclshmem_init aclshmem_finalize aclshmemx_init_status set_conf_store_tls_key set_conf_store_tls
-aclshmem_malloc aclshmem_calloc aclshmem_align aclshmem_free aclshmem_ptr aclshmemx_get_heap_base my_pe team_my_pe
-pe_count team_n_pes team_split_strided team_split_2d aclshmem_team_get_config aclshmem_putmem aclshmem_getmem
-aclshmem_info_get_version aclshmem_info_get_name team_translate_pe team_destroy get_ffts_config set_log_level
-set_extern_logger aclshmem_putmem_nbi aclshmem_getmem_nbi aclshmemx_putmem_signal_nbi aclshmemx_putmem_signal
-aclshmem_global_exit aclshmem_signal_wait_until aclshmemx_putmem_on_stream aclshmemx_getmem_on_stream
-aclshmemx_signal_op_on_stream aclshmemx_signal_wait_until_on_stream aclshmemx_quiet_on_stream aclshmemx_finalize
-aclshmemx_set_qp_num aclshmemx_set_attr_uniqueid_args aclshmemx_init_attr aclshmemx_instance_ctx_get
-aclshmemx_instance_ctx_set aclshmemx_malloc aclshmemx_calloc aclshmemx_align aclshmemx_free
-aclshmemx_set_mte_config aclshmemx_set_sdma_config aclshmemx_set_rdma_config aclshmemx_set_udma_config
-aclshmem_barrier aclshmem_barrier_all aclshmem_sync aclshmem_sync_all aclshmemx_barrier_on_stream
-aclshmemx_barrier_all_on_stream aclshmemx_handle_wait aclshmemx_get_prof aclshmemx_show_prof
-OpEngineType MemType OptionalAttr InitAttr TeamConfig UniqueId InitStatus SignalOp CmpOp InstanceContext Handle
-ProfData InitMode ACLSHMEM_TEAM_WORLD ACLSHMEM_TEAM_INVALID ACLSHMEM_MAX_TEAMS""".split()
-
-SEED_P2P = ["wait_until", "wait", "wait_until_all", "wait_until_any", "wait_until_some", "wait_until_all_vector",
-            "wait_until_any_vector", "wait_until_some_vector", "test", "test_any", "test_some", "test_all_vector",
-            "test_any_vector", "test_some_vector"]
-
 TOP_LEVEL = """aclshmem_init aclshmem_get_unique_id aclshmem_init_using_unique_id aclshmem_finalize aclshmemx_init_status
 InitAttr InitStatus OpEngineType aclshmem_malloc aclshmem_free aclshmem_ptr aclshmemx_get_heap_base aclshmem_calloc
 aclshmem_align my_pe pe_count team_my_pe team_n_pes team_split_strided team_split_2d team_translate_pe team_destroy
@@ -92,28 +71,109 @@ get_ffts_config aclshmem_global_exit aclshmem_info_get_version aclshmem_info_get
 set_extern_logger aclshmem_finialize""".split()
 
 
+def _promises(module):
+    promises, _source = seed_api.load()
+    return [seed_api.parse(p)[1:] for p in promises if seed_api.parse(p)[0] == module]
+
+
+def _members_of(cls):
+    """What an instance of cls has: class attributes, and those its constructor sets when
+    it can be made without arguments (OptionalAttr, InitAttr, ...)."""
+    names = set(dir(cls))
+    try:
+        names |= set(vars(cls()))
+    except Exception:
+        pass
+    return names
+
+
+def _signature_agrees(fn, params):
+    """The seed's call ``fn(p1, p2, ...)`` names fn's parameters in order; fn's other
+    parameters have defaults."""
+    ours = [p for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    names = [p.name for p in ours]
+    if names[:len(params)] != params:
+        return False
+    return all(p.default is not p.empty for p in ours[len(params):])
+
+
+def _check_module(module, promises):
+    missing, differ = [], []
+    for name, params in promises:
+        owner, _, member = name.partition(".")
+        if not hasattr(module, owner):
+            missing.append(name)
+        elif member and member not in _members_of(getattr(module, owner)):
+            missing.append(name)
+        elif params is not None and not _signature_agrees(getattr(module, name), params):
+            differ.append(f"{name}: seed ({', '.join(params)}), ours {inspect.signature(getattr(module, name))}")
+    assert not missing, f"names the seed promises in {module.__name__} that it lacks: {missing}"
+    assert not differ, f"signatures of {module.__name__} that differ from the seed's:\n" + "\n".join(differ)
+
+
+def test_the_seed_is_read_or_its_shipped_extraction():
+    promises, source = seed_api.load()
+    assert len(promises) > 350, source
+    # Spot checks that the extraction understood the seed's layout.
+    assert "shmem._pyshmem aclshmemx_put64_signal_nbi(dst, src, elem_size, sig, signal, sig_op, pe)" in promises
+    assert "shmem._pyshmem aclshmem_uint16_test_some_vector(ivars_ptr, nelems, indices_ptr, status_ptr, cmp, " \
+           "cmp_values_ptr, res_out_ptr)" in promises
+    assert "shmem.core SignalOp.SIGNAL_ADD" in promises and "shmem.core AclshmemInvalid" in promises
+    assert "shmem aclshmem_create_tensor(shape, dtype, device_id)" in promises
+
+
+def test_the_shipped_extraction_equals_the_seed():
+    seed = seed_api.find_seed()
+    if seed is None:
+        pytest.skip("the seed (../shared/seeds/000_*.txt) is not beside this checkout; the shipped list is used")
+    with open(seed, encoding="utf-8") as f:
+        extracted = seed_api.extract(f.read())
+    with open(seed_api.SHIPPED, encoding="utf-8") as f:
+        shipped = [line for line in f.read().splitlines() if line and not line.startswith("#")]
+    assert shipped == extracted, ("tests/seed_names.txt is not the seed's extraction any more; regenerate it "
+                                  "with `python tests/seed_api.py > tests/seed_names.txt`")
+
+
+def test_without_the_seed_the_shipped_extraction_is_used(monkeypatch):
+    monkeypatch.setattr(seed_api, "find_seed", lambda repo=seed_api.REPO: None)
+    promises, source = seed_api.load()
+    assert source == seed_api.SHIPPED and "shmem.core put_signal(dst, src, signal_var, signal_val, " \
+        "signal_operation, remote_pe, stream)" in promises
+
+
+def test_the_extraction_fails_on_a_name_the_package_lacks():
+    promises = _promises("shmem._pyshmem") + [("aclshmemx_put256_signal", ["dst"])]
+    with pytest.raises(AssertionError, match="aclshmemx_put256_signal"):
+        _check_module(_pyshmem, promises)
+    with pytest.raises(AssertionError, match="signatures"):
+        _check_module(_pyshmem, [("aclshmemx_put64_signal", ["dst", "src", "nelems"])])
+
+
 def test_every_seed_name_of_shmem_core():
-    missing = [n for n in SEED_CORE if not hasattr(core, n)]
-    assert not missing
-    assert set(SEED_CORE) <= set(core.__all__)
+    promises = _promises("shmem.core")
+    _check_module(core, promises)
+    assert {name for name, _ in promises if "." not in name} <= set(core.__all__)
     assert core.ComparisonType is _pyshmem.CmpOp and core.UniqueID is core.UniqueId
     assert core.direct.my_pe is core.my_pe
 
 
 def test_every_seed_name_of_pyshmem_including_the_families():
-    names = list(SEED_PYSHMEM)
-    for tname, _ in _native.RMA_TYPES:
-        names += [f"aclshmem_{tname}_iput", f"aclshmem_{tname}_iget", f"aclshmem_{tname}_put",
-                  f"aclshmem_{tname}_put_signal"]
-    for bits in _native.RMA_SIZES:
-        names += [f"aclshmem_put{bits}", f"aclshmem_get{bits}", f"aclshmem_iput{bits}", f"aclshmem_iget{bits}",
-                  f"aclshmem_put{bits}_nbi", f"aclshmem_get{bits}_nbi", f"aclshmem_put{bits}_signal",
-                  f"aclshmem_put{bits}_signal_nbi"]
-    for tname, _ in _native.P2P_SYNC_TYPES:
-        names += [f"aclshmem_{tname}_{f}" for f in SEED_P2P]
-    missing = [n for n in names if not hasattr(_pyshmem, n)]
-    assert not missing
+    _check_module(_pyshmem, _promises("shmem._pyshmem"))
+    # Every C function of the generated families is bound under its C name, and so are the
+    # C functions of issue 12 outside them.
     assert len(_pyshmem.GENERATED) == len(_native.family_functions())
+    assert all(hasattr(_pyshmem, f[0]) for f in _native.family_functions())
+    for name in ("aclshmemx_signal_op", "aclshmemx_barrier_vec", "aclshmemx_barrier_all_vec"):
+        assert callable(getattr(_pyshmem, name)), name
+
+
+def test_the_seed_tensor_names_at_top_level():
+    """shmem loads them from shmem_torch when first used (so importing shmem needs no torch)."""
+    promises = _promises("shmem")
+    assert promises and {name for name, _ in promises} <= set(shmem._TENSOR_API)
+    pytest.importorskip("torch")
+    _check_module(shmem, promises)
 
 
 def test_top_level_names():

@@ -15,10 +15,10 @@ Library search order (the first that loads wins):
 3. The system loader: ``libaclshmem.so.1`` (``LD_LIBRARY_PATH``, ``ldconfig``).
 
 The typed families (``aclshmem_int32_put``, ``aclshmem_put64``,
-``aclshmem_float_wait_until_any``, ...) are not written out: their declarations
-are generated from the type tables below, which mirror the X-macro tables
-``ACLSHMEM_RMA_TYPES``, ``ACLSHMEM_P2P_SYNC_TYPES`` and ``ACLSHMEM_RMA_SIZES`` of
-``aclshmem/types.h``.  ``shmem._pyshmem`` generates its Python wrappers from the
+``aclshmem_float_wait_until_any``, ``aclshmem_int64_atomic_fetch_add``, ...) are not
+written out: their declarations are generated from the type tables below, which mirror
+the X-macro tables ``ACLSHMEM_RMA_TYPES``, ``ACLSHMEM_P2P_SYNC_TYPES``,
+``ACLSHMEM_AMO_*_TYPES`` and ``ACLSHMEM_RMA_SIZES`` of ``aclshmem/types.h``.  ``shmem._pyshmem`` generates its Python wrappers from the
 same templates, so the two cannot drift apart.
 """
 
@@ -29,6 +29,9 @@ __all__ = [
     "RMA_TYPES",
     "P2P_SYNC_TYPES",
     "RMA_SIZES",
+    "AMO_INT_TYPES",
+    "AMO_FLOAT_TYPES",
+    "AMO_HALF_TYPES",
     "FAMILIES",
     "cdef_source",
     "family_functions",
@@ -41,7 +44,8 @@ __all__ = [
 # Type tables (mirror the X-macros of aclshmem/types.h).
 # ---------------------------------------------------------------------------
 
-#: ACLSHMEM_RMA_TYPES: (NAME, C TYPE) of the typed RMA and put-signal families.
+#: ACLSHMEM_RMA_TYPES: (NAME, C TYPE) of the typed RMA and put-signal families.  half and
+#: bfloat16 are 16-bit storage types (the bit patterns, in a uint16_t).
 RMA_TYPES = (
     ("float", "float"),
     ("double", "double"),
@@ -54,10 +58,22 @@ RMA_TYPES = (
     ("uint32", "uint32_t"),
     ("uint64", "uint64_t"),
     ("char", "char"),
+    ("half", "aclshmem_half_t"),
+    ("bfloat16", "aclshmem_bfloat16_t"),
 )
 
-#: ACLSHMEM_P2P_SYNC_TYPES: the wait/test families (every RMA type but double).
-P2P_SYNC_TYPES = tuple(t for t in RMA_TYPES if t[0] != "double")
+#: ACLSHMEM_P2P_SYNC_TYPES: the wait/test families (the RMA types up to char: no double,
+#: no half or bfloat16).
+P2P_SYNC_TYPES = tuple(t for t in RMA_TYPES if t[0] not in ("double", "half", "bfloat16"))
+
+#: ACLSHMEM_AMO_INT_TYPES: every atomic operation.
+AMO_INT_TYPES = tuple(t for t in RMA_TYPES if t[0].startswith(("int", "uint")))
+
+#: ACLSHMEM_AMO_FLOAT_TYPES: add, fetch_add, set, fetch, swap and compare_swap.
+AMO_FLOAT_TYPES = (("float", "float"), ("double", "double"))
+
+#: ACLSHMEM_AMO_HALF_TYPES: add, fetch_add, set, fetch and swap.
+AMO_HALF_TYPES = (("half", "aclshmem_half_t"), ("bfloat16", "aclshmem_bfloat16_t"))
 
 #: ACLSHMEM_RMA_SIZES: element widths (bits) of the sized families.
 RMA_SIZES = (8, 16, 32, 64, 128)
@@ -169,6 +185,31 @@ _P2P_SYNC = (
       ("size_t *", "res_out_ptr"))),
 )
 
+# aclshmem/amo.h: ACLSHMEMI_DECLARE_AMO_STANDARD, _CSWAP and _INTEGER.
+_AMO_STANDARD = (
+    ("aclshmem_{N}_atomic_add", "void", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch_add", "{T}", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_set", "void", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch", "{T}", (("const {T} *", "src"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_swap", "{T}", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+)
+
+_AMO_CSWAP = (
+    ("aclshmem_{N}_atomic_compare_swap", "{T}",
+     (("{T} *", "dst"), ("{T}", "cond"), ("{T}", "value"), ("int32_t", "pe"))),
+)
+
+_AMO_INTEGER = (
+    ("aclshmem_{N}_atomic_inc", "void", (("{T} *", "dst"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch_inc", "{T}", (("{T} *", "dst"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_and", "void", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_or", "void", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_xor", "void", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch_and", "{T}", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch_or", "{T}", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+    ("aclshmem_{N}_atomic_fetch_xor", "{T}", (("{T} *", "dst"), ("{T}", "value"), ("int32_t", "pe"))),
+)
+
 #: (templates, table, kind): kind "type" substitutes {N}/{T}, "size" substitutes {B}.
 FAMILIES = (
     (_TYPED_RMA, RMA_TYPES, "type"),
@@ -176,6 +217,9 @@ FAMILIES = (
     (_TYPED_SIGNAL, RMA_TYPES, "type"),
     (_SIZED_SIGNAL, RMA_SIZES, "size"),
     (_P2P_SYNC, P2P_SYNC_TYPES, "type"),
+    (_AMO_STANDARD, AMO_INT_TYPES + AMO_FLOAT_TYPES + AMO_HALF_TYPES, "type"),
+    (_AMO_CSWAP, AMO_INT_TYPES + AMO_FLOAT_TYPES, "type"),
+    (_AMO_INTEGER, AMO_INT_TYPES, "type"),
 )
 
 
@@ -279,6 +323,9 @@ typedef struct {
     int n_pes;
     char internal[124];
 } aclshmemx_uniqueid_t;
+
+typedef uint16_t aclshmem_half_t;
+typedef uint16_t aclshmem_bfloat16_t;
 
 typedef int (*aclshmem_decrypt_handler)(const char *cipher, size_t cipher_len,
                                         char *plain, size_t *plain_len);
@@ -404,6 +451,7 @@ void aclshmemx_putmem_signal(void *dst, const void *src, size_t elem_size, void 
                              int32_t signal, int sig_op, int pe);
 void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size, void *sig_addr,
                                  int32_t signal, int sig_op, int pe);
+void aclshmemx_signal_op(int32_t *sig_addr, int32_t signal, int sig_op, int pe);
 
 /* p2p_sync.h */
 int32_t aclshmem_signal_wait_until(int32_t *sig_addr, int cmp, int32_t cmp_val);
@@ -414,6 +462,8 @@ void aclshmem_barrier(aclshmem_team_t team);
 void aclshmem_barrier_all(void);
 void aclshmem_sync(aclshmem_team_t team);
 void aclshmem_sync_all(void);
+void aclshmemx_barrier_vec(aclshmem_team_t team);
+void aclshmemx_barrier_all_vec(void);
 
 /* stream.h */
 int aclshmemx_stream_create(aclrtStream *stream);

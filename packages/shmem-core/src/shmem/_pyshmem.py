@@ -13,8 +13,11 @@ Every call goes through cffi, which releases the GIL for the duration of the C
 call, so blocking calls (barriers, waits) do not stall other Python threads.
 
 The typed and sized families (``aclshmem_int32_iput``, ``aclshmem_put64_nbi``,
-``aclshmem_float_wait_until_any``, ...) are generated at import from the type
-tables of ``shmem._native``.
+``aclshmem_float_wait_until_any``, ``aclshmem_int64_atomic_fetch_add``, ...) are
+generated at import from the type tables of ``shmem._native``.  Values of the 16-bit
+floating-point types ``half`` and ``bfloat16`` are their bit patterns (ints 0..65535),
+as in C (``aclshmem_half_t`` is a ``uint16_t``); ``shmem.core.atomic_fetch_add`` and
+the other AMO calls of ``shmem.core`` take and return numbers instead.
 """
 
 import atexit
@@ -1052,6 +1055,14 @@ def aclshmemx_putmem_signal_nbi(dst, src, elem_size, sig, signal, sig_op, pe):
         _ptr("void *", sig, "sig"), _int(signal, "signal"), _opt_enum_int(sig_op, "sig_op"), _int(pe, "pe"))
 
 
+def aclshmemx_signal_op(sig, signal, sig_op, pe):
+    """Updates the 32-bit signal word ``sig`` on ``pe`` (SIGNAL_SET or SIGNAL_ADD),
+    atomically and ordered after this PE's earlier puts to ``pe``; works inside kernels
+    too.  ``aclshmemx_signal_op_on_stream`` is the stream-ordered form."""
+    _native.lib.aclshmemx_signal_op(_ptr("int32_t *", sig, "sig"), _int(signal, "signal"),
+                                    _opt_enum_int(sig_op, "sig_op"), _int(pe, "pe"))
+
+
 def aclshmem_signal_wait_until(sig_addr, cmp, cmp_val):
     """Blocks until ``*sig_addr cmp cmp_val`` holds; returns the value that met it."""
     return _native.lib.aclshmem_signal_wait_until(
@@ -1181,6 +1192,18 @@ def aclshmem_sync_all():
     _native.lib.aclshmem_sync_all()
 
 
+def aclshmemx_barrier_vec(team):
+    """The original's vector-core barrier: on the cpu platform every kernel block is a
+    vector core, so it is ``aclshmem_barrier`` (inside a kernel every block of the calling
+    kernel takes part); ValueError for a team that is not alive."""
+    _native.lib.aclshmemx_barrier_vec(_check_team(team, "aclshmemx_barrier_vec"))
+
+
+def aclshmemx_barrier_all_vec():
+    """``aclshmemx_barrier_vec`` over the world team."""
+    _native.lib.aclshmemx_barrier_all_vec()
+
+
 def aclshmemx_barrier_on_stream(team, stream):
     """Enqueues a barrier of ``team`` on ``stream``; ValueError for a team that is not alive."""
     t = _check_team(team, "aclshmemx_barrier_on_stream")
@@ -1240,6 +1263,19 @@ def aclshmemx_prof_end(frame):
 # ---------------------------------------------------------------------------
 
 _FLOAT_TYPES = ("float", "double")
+_FP16_TYPES = ("aclshmem_half_t", "aclshmem_bfloat16_t")
+
+
+def _fp16_bits(value, what):
+    """A half or bfloat16 value: its bit pattern, an int in 0..65535 (as the C type is)."""
+    if isinstance(value, float):
+        raise TypeError(f"{what} is the 16-bit pattern of a half or bfloat16 number (an int 0..65535), "
+                        f"not a float; shmem.core's AMO calls and NumPy (np.float16(x).view(np.uint16)) "
+                        f"convert numbers")
+    v = _int(value, what)
+    if not 0 <= v <= 0xFFFF:
+        raise OverflowError(f"{what} {v} is not a 16-bit pattern (0..65535)")
+    return v
 
 
 def _value_converter(elem_ctype):
@@ -1247,6 +1283,8 @@ def _value_converter(elem_ctype):
         return "_float_value({0})"
     if elem_ctype == "char":
         return "_char_value({0})"
+    if elem_ctype in _FP16_TYPES:
+        return "_fp16_bits({0}, {0!r})"
     return "_int({0}, {0!r})"
 
 
@@ -1275,7 +1313,7 @@ def _make_family_function(name, ret, params, elem_ctype, tag):
     namespace = {
         "_native": _native, "_ptr": _ptr, "_int": _int, "_size": _size,
         "_float_value": _float_value, "_char_value": _char_value, "_char_result": _char_result,
-        "_opt_enum_int": _opt_enum_int,
+        "_opt_enum_int": _opt_enum_int, "_fp16_bits": _fp16_bits,
     }
     exec(compile(src, f"<shmem._pyshmem generated: {name}>", "exec"), namespace)
     fn = namespace[name]
@@ -1291,3 +1329,35 @@ for _entry in _native.family_functions():
     globals()[_entry[0]] = _make_family_function(*_entry)
     GENERATED.append(_entry[0])
 del _entry
+
+
+# ---------------------------------------------------------------------------
+# The seed's names of the sized put-with-signal family
+# ---------------------------------------------------------------------------
+
+
+def _make_seed_alias(seed_name, c_name):
+    """``seed_name`` calls the generated binding of C's ``c_name`` (same arguments)."""
+    target = globals()[c_name]
+
+    def alias(dst, src, elem_size, sig, signal, sig_op, pe):
+        target(dst, src, elem_size, sig, signal, sig_op, pe)
+
+    alias.__name__ = alias.__qualname__ = seed_name
+    alias.__doc__ = (f"The seed API's name of ``{c_name}``: puts ``elem_size`` elements of the family's "
+                     f"width from ``src`` to symmetric ``dst`` on ``pe``, then updates the 32-bit signal "
+                     f"word ``sig`` there (``sig_op``: SIGNAL_SET or SIGNAL_ADD)"
+                     + (", complete after aclshmem_quiet." if c_name.endswith("_nbi") else
+                        ", complete when it returns."))
+    return alias
+
+
+#: {seed name: C function}: the original's Python API names the sized put-with-signal
+#: family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi].
+SEED_ALIASES = {}
+for _bits in _native.RMA_SIZES:
+    for _suffix in ("", "_nbi"):
+        SEED_ALIASES[f"aclshmemx_put{_bits}_signal{_suffix}"] = f"aclshmem_put{_bits}_signal{_suffix}"
+for _seed_name, _c_name in SEED_ALIASES.items():
+    globals()[_seed_name] = _make_seed_alias(_seed_name, _c_name)
+del _bits, _suffix, _seed_name, _c_name

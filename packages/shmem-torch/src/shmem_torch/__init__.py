@@ -13,6 +13,7 @@ PEs of its node directly.  ::
     x.fill_(dist.get_rank())
     st.all_reduce(x)                         # in place, through shared memory
     peer = st.peer_tensor(x, 1)              # PE 1's copy, zero-copy
+    old = st.atomic_fetch_add(x, 1.0, pe=0)  # x[0] += 1 on PE 0, atomically
     st.aclshmem_free_tensor(x)               # collective
     st.finalize()
 
@@ -23,6 +24,22 @@ library raise ``shmem.core.AclshmemError`` (a ``RuntimeError``).  ``shmem`` re-e
 
 from shmem.core import AclshmemError, AclshmemInvalid, CmpOp, SignalOp
 
+from .amo import (
+    atomic_add,
+    atomic_and,
+    atomic_compare_swap,
+    atomic_fetch,
+    atomic_fetch_add,
+    atomic_fetch_and,
+    atomic_fetch_inc,
+    atomic_fetch_or,
+    atomic_fetch_xor,
+    atomic_inc,
+    atomic_or,
+    atomic_set,
+    atomic_swap,
+    atomic_xor,
+)
 from .collectives import (
     ReduceOp,
     all_gather,
@@ -61,6 +78,10 @@ __all__ = [
     "like", "peer_tensor", "is_symmetric", "local_device_count", "FreedTensor", "SUPPORTED_DTYPES",
     # RMA
     "put", "get", "put_signal", "signal_wait_until", "SignalOp", "CmpOp",
+    # atomic memory operations
+    "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_set", "atomic_fetch",
+    "atomic_swap", "atomic_compare_swap", "atomic_and", "atomic_or", "atomic_xor", "atomic_fetch_and",
+    "atomic_fetch_or", "atomic_fetch_xor",
     # collectives
     "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "ReduceOp",
     # errors

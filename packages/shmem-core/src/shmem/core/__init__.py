@@ -30,7 +30,25 @@ from .._pyshmem import (
 )
 # Submodules (the original's tests use core.direct.X).  The functions multi_instance and
 # sync, imported below, take the place of the submodules of the same names.
-from . import config, direct, init_final, memory, profiling, rma, stream, utils  # noqa: F401
+from . import amo, config, direct, init_final, memory, profiling, rma, stream, utils  # noqa: F401
+from .amo import (
+    AMO_DTYPES,
+    atomic_add,
+    atomic_and,
+    atomic_compare_swap,
+    atomic_dtypes,
+    atomic_fetch,
+    atomic_fetch_add,
+    atomic_fetch_and,
+    atomic_fetch_inc,
+    atomic_fetch_or,
+    atomic_fetch_xor,
+    atomic_inc,
+    atomic_or,
+    atomic_set,
+    atomic_swap,
+    atomic_xor,
+)
 from .config import set_mte_config, set_rdma_config, set_sdma_config, set_udma_config
 from .direct import init_status, my_pe, n_pes, team_my_pe, team_n_pes
 from .init_final import UniqueID, finalize, get_unique_id, get_version, init, register_finalize_hook
@@ -62,6 +80,10 @@ __all__ = [
     "buffer", "calloc", "align", "free", "get_peer_buffer", "Buffer", "MemType",
     # RMA and signals
     "put", "get", "put_signal", "signal_op", "signal_wait", "quiet", "SignalOp", "ComparisonType",
+    # atomic memory operations
+    "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_set", "atomic_fetch",
+    "atomic_swap", "atomic_compare_swap", "atomic_and", "atomic_or", "atomic_xor", "atomic_fetch_and",
+    "atomic_fetch_or", "atomic_fetch_xor", "atomic_dtypes", "AMO_DTYPES",
     # barriers and handles
     "barrier", "barrier_all", "sync", "sync_all", "barrier_on_stream", "barrier_all_on_stream",
     "handle_wait", "Handle", "ACLSHMEM_TEAM_WORLD", "ACLSHMEM_TEAM_INVALID", "ACLSHMEM_MAX_TEAMS",
