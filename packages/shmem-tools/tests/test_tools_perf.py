@@ -4,10 +4,11 @@ import csv
 import json
 import os
 
+import pytest
 from toolrun import have_matplotlib, is_png, needs_matplotlib, run_tool
 
 TITLES = ("put latency", "get latency", "put bandwidth", "get bandwidth", "put_signal round trip",
-          "barrier latency")
+          "amo latency", "barrier latency")
 
 
 def torch_ready():
@@ -32,7 +33,7 @@ def test_quick_run_prints_tables_with_ratios_and_writes_files(tmp_path):
     assert "vs base" in out
     # Every data row ends with a ratio such as 0.87x.
     rows = [line for line in out.splitlines() if line.strip().endswith("x") and line[:1] != "#"]
-    assert len(rows) >= 3 + 3 + 2 + 2 + 2 + 1
+    assert len(rows) >= 3 + 3 + 2 + 2 + 2 + 2 + 1
     # The progress bar went to stderr.
     assert "shmem-perf [" in r.stderr and "100.0%" in r.stderr
     if torch_ready():
@@ -48,7 +49,7 @@ def test_quick_run_prints_tables_with_ratios_and_writes_files(tmp_path):
         records = list(csv.DictReader(f))
     tables = {rec["table"] for rec in records}
     assert {"put_latency", "get_latency", "put_bandwidth", "get_bandwidth", "put_signal_round_trip",
-            "barrier"} <= tables
+            "amo_latency", "barrier"} <= tables
     assert all(rec["ratio"] and float(rec["ratio"]) > 0 for rec in records)
     assert {rec["variant"] for rec in records if rec["table"] == "put_bandwidth"} == {"blocking", "nbi"}
 
@@ -69,6 +70,57 @@ def test_quick_json_to_stdout_for_one_test():
     [row] = table["rows"]
     assert row["library"] > 0 and row["baseline"] > 0 and row["ratio"] > 0
     assert r.stderr.strip() == "" or "shmem-perf" in r.stderr
+
+
+def test_quick_amo_table_against_a_cpu_atomic():
+    """The AMO table: a fetch_add round trip to PE 1 per type, next to a CPU atomic on a
+    page shared by two processes (both checked for effect before they are timed)."""
+    r = run_tool("shmem-perf", "--quick", "--pes", "2", "--tests", "amo", "--json", "--no-progress",
+                 timeout=120)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["errors"] == [] and d["notes"] == []
+    [table] = d["tables"]
+    assert table["name"] == "amo_latency" and "fetch_add" in table["title"]
+    assert "shared by two processes" in table["baseline"]
+    rows = {row["variant"]: row for row in table["rows"]}
+    assert set(rows) == {"int64 fetch_add", "int32 fetch_add"}
+    assert rows["int64 fetch_add"]["size"] == 8 and rows["int32 fetch_add"]["size"] == 4
+    for row in rows.values():
+        assert row["unit"] == "us"
+        assert row["library"] > 0 and row["baseline"] > 0 and row["ratio"] > 0
+
+
+def test_amo_baseline_acts_on_memory_the_partner_process_reads():
+    """The baseline alone: it checks the partner process's view of the word itself, so a
+    finished run is the proof; its times are positive."""
+    from shmem_tools import _baselines
+
+    plan = {"seconds_per_point": 0.002, "min_ops": 2, "max_ops": 1000, "window": 16, "repetitions": 1}
+    points = []
+    out = _baselines.atomic_fetch_add(["int64", "int32"], plan, lambda what, t: points.append(t))
+    assert set(out) == {"int64", "int32"} and all(v > 0 for v in out.values())
+    assert points == ["int64", "int32"]
+    with pytest.raises(ValueError, match="int8"):
+        _baselines.atomic_fetch_add(["int8"], plan)
+
+
+def test_amo_table_without_a_baseline_shows_dashes():
+    """No libatomic: the library's numbers stay, the baseline cells are '-'."""
+    from shmem_tools import perf
+
+    plan = {"tests": ["amo"], "npes": 2, "amo_types": list(perf.AMO_TYPES)}
+    res = perf.Results()
+    res.library.append({"test": "amo", "variant": "int64 fetch_add", "size": 8, "seconds": 1e-6})
+    [table] = perf.build_tables(plan, res)
+    assert table.rows[0] == ["int64 fetch_add", "1.00", "-", "-"]
+    assert table.rows[1] == ["int32 fetch_add", "-", "-", "-"]
+    assert [r["size"] for r in table.records] == [8, 4]
+
+
+def test_one_pe_drops_the_amo_table():
+    r = run_tool("shmem-perf", "--quick", "--pes", "1", "--tests", "amo", timeout=60)
+    assert r.returncode == 2 and "need --pes 2" in r.stderr
 
 
 def test_bad_arguments_are_usage_errors():

@@ -8,6 +8,10 @@
   answers.  Round trip and one-way (half of it) latency.
 * ``flag_barrier``: N processes, each with its own flag in shared memory: raise yours,
   wait until every flag is up.
+* ``atomic_fetch_add``: a CPU atomic fetch_add on a word of a shared mapping that a second
+  process also maps (and checks), called through cffi as the library is: libatomic's
+  ``__atomic_fetch_add_8`` / ``_4``, the out-of-line form of the same instruction (``lock
+  xadd`` on x86-64) that ``__atomic_fetch_add`` compiles to.
 
 Waiting never burns a core for long (the machine may have fewer cores than processes):
 a short spin, then ``sched_yield``, then short sleeps.  A side that waits more than
@@ -30,6 +34,10 @@ _LINE = 64  # one flag per cache line
 
 class BaselineError(RuntimeError):
     pass
+
+
+class BaselineUnavailable(BaselineError):
+    """A baseline that this machine cannot measure (a missing system library)."""
 
 
 def _wait_for(flags, index, value):
@@ -221,3 +229,107 @@ def flag_barrier(nprocs, iters, repetitions=1, pin_cpus=True):
     if bad:
         raise BaselineError("a flag-barrier partner process failed")
     return result
+
+
+# libatomic's out-of-line atomics, by element type: (function, width in bytes).
+_FETCH_ADD = {"int64": ("__atomic_fetch_add_8", 8), "int32": ("__atomic_fetch_add_4", 4)}
+_LIBATOMIC_CDEF = """
+uint32_t __atomic_fetch_add_4(void *ptr, uint32_t value, int memorder);
+uint64_t __atomic_fetch_add_8(void *ptr, uint64_t value, int memorder);
+"""
+_SEQ_CST = 5  # __ATOMIC_SEQ_CST
+_CHECK_ADDS = 8  # fetch_adds whose results and effect are checked before timing
+
+
+def load_libatomic():
+    """(ffi, lib) of libatomic through cffi; BaselineUnavailable when it cannot be loaded."""
+    import ctypes.util
+
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(_LIBATOMIC_CDEF)
+    names = ["libatomic.so.1"]
+    found = ctypes.util.find_library("atomic")
+    if found and found not in names:
+        names.append(found)
+    errors = []
+    for name in names:
+        try:
+            return ffi, ffi.dlopen(name)
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+    raise BaselineUnavailable("libatomic cannot be loaded (install libatomic1): " + "; ".join(errors))
+
+
+def atomic_fetch_add(types, plan, on_point=None, pin_cpus=True):
+    """{type: seconds per call} of a CPU atomic fetch_add of 1 on a word of a shared
+    mapping, timed like the library's AMOs (timed_loop with the same plan).  A forked
+    partner process maps the same page; before each type is timed, this process does
+    ``_CHECK_ADDS`` fetch_adds (their old values must count up from 0) and the partner
+    must then read that count in the word, so the baseline is known to act on memory
+    that another process sees."""
+    ffi, atomic = load_libatomic()
+    unknown = [t for t in types if t not in _FETCH_ADD]
+    if unknown:
+        raise ValueError(f"no atomic baseline for {unknown}")
+    # One cache line per word, then the flags: ready, check, ack (one line each), then
+    # what the partner saw, one slot per type.
+    nwords = len(types)
+    shm = mmap.mmap(-1, (nwords + 3) * _LINE + 8 * nwords, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    anchor = ctypes.c_char.from_buffer(shm)
+    mv = memoryview(shm)
+    words = [mv[k * _LINE:k * _LINE + _FETCH_ADD[t][1]].cast("q" if _FETCH_ADD[t][1] == 8 else "i")
+             for k, t in enumerate(types)]
+    flags = mv[nwords * _LINE:].cast("q")
+    stride = _LINE // 8
+    ready, check, ack, seen = 0, stride, 2 * stride, 3 * stride
+
+    def partner(_k):
+        for w in words:
+            w[0] = 0  # the partner touches the page first: it is its memory as much as ours
+        flags[ready] = 1
+        for k, w in enumerate(words):
+            _wait_for(flags, check, k + 1)
+            flags[seen + k] = w[0]
+            flags[ack] = k + 1
+        _wait_for(flags, ready, 2)  # until the timing is over: the page stays shared
+
+    guard = pinned(0, pin_cpus)
+    guard.__enter__()
+    pids = _fork_workers(1, partner, pin_cpus)
+    out = {}
+    try:
+        _wait_for(flags, ready, 1)
+        base = ctypes.addressof(anchor)
+        for k, t in enumerate(types):
+            name, width = _FETCH_ADD[t]
+            fetch_add = getattr(atomic, name)
+            addr = ffi.cast("void *", base + k * _LINE)
+            old = [fetch_add(addr, 1, _SEQ_CST) for _ in range(_CHECK_ADDS)]
+            if old != list(range(_CHECK_ADDS)):
+                raise BaselineError(f"atomic baseline: {name} returned {old}")
+            flags[check] = k + 1
+            _wait_for(flags, ack, k + 1)
+            if flags[seen + k] != _CHECK_ADDS:
+                raise BaselineError(f"atomic baseline: the partner process read {flags[seen + k]} "
+                                    f"after {_CHECK_ADDS} fetch_adds")
+
+            def one(fetch_add=fetch_add, addr=addr):
+                fetch_add(addr, 1, _SEQ_CST)
+            out[t] = timed_loop(one, width, plan)
+            if on_point:
+                on_point("atomic fetch_add", t)
+    finally:
+        flags[ready] = 2
+        flags[check] = flags[ack] = 1 << 62  # releases a partner still waiting
+        bad = _reap(pids)
+        guard.__exit__(None, None, None)
+        for view in words + [flags]:
+            view.release()
+        mv.release()
+        del anchor
+        shm.close()
+    if bad:
+        raise BaselineError("the atomic baseline's partner process failed")
+    return out

@@ -112,6 +112,9 @@ def run(plan):
                 if k:
                     times.append((time.perf_counter() - t0) / count)
             step({"test": "put_signal", "variant": "round trip", "size": size, "seconds": median(times)})
+    # --- AMO: fetch_add round trip ------------------------------------------------
+    if "amo" in tests and n >= 2:
+        run_amo(plan, me, ffi, lib, step, barrier)
     # --- barrier -----------------------------------------------------------------
     if "barrier" in tests:
         iters = plan["barrier_iters"]
@@ -134,6 +137,38 @@ def run(plan):
     core.finalize()
     if me == 0:
         report(kind="done", seconds=time.monotonic() - t_start)
+
+
+def run_amo(plan, me, ffi, lib, step, barrier):
+    """PE 0 times aclshmem_<T>_atomic_fetch_add of 1 on a word of PE 1 (each call is a
+    round trip: it returns the old value).  First, for each type, PE 0 does a few
+    fetch_adds whose old values must count up from 0, and PE 1 must find that count in
+    its word."""
+    from shmem import core
+
+    check_adds = 8
+    types = plan["amo_types"]
+    words = core.calloc(len(types), 64)  # one cache line per word
+    for k, t in enumerate(types):
+        word = ffi.cast(f"{t}_t *", words.addr + 64 * k)
+        width = ffi.sizeof(f"{t}_t")
+        fetch_add = getattr(lib, f"aclshmem_{t}_atomic_fetch_add")
+        barrier()
+        if me == 0:
+            old = [fetch_add(word, 1, PEER) for _ in range(check_adds)]
+            if old != list(range(check_adds)):
+                raise AssertionError(f"aclshmem_{t}_atomic_fetch_add returned {old}")
+        barrier()
+        if me == PEER and word[0] != check_adds:
+            raise AssertionError(f"amo benchmark: PE 1's {t} word is {word[0]} after {check_adds} fetch_adds")
+        barrier()  # PE 1 has read its word before the timed fetch_adds change it
+        if me == 0:
+            def one(fetch_add=fetch_add, word=word):
+                fetch_add(word, 1, PEER)
+            step({"test": "amo", "variant": f"{t} fetch_add", "size": width,
+                  "seconds": timed_loop(one, width, plan)})
+    barrier()
+    core.free(words)
 
 
 def torch_status():

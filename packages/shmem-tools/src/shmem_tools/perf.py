@@ -18,6 +18,10 @@ put bandwidth  putmem and putmem_nbi + quiet          single-thread memcpy (ctyp
 get bandwidth  getmem and getmem_nbi + quiet          the same memcpy
 put_signal     putmem_signal + signal_wait_until      the ping-pong's round trip
                ping-pong, round trip
+amo latency    aclshmem_{int64,int32}_atomic_         a CPU atomic fetch_add (libatomic, through
+               fetch_add of a word of PE 1, per call  cffi) on a page shared by two processes
+               (a round trip: it returns the old
+               value)
 barrier        aclshmem_barrier_all on all N PEs      N processes raising shared-memory flags
 all_reduce     shmem_torch.all_reduce (float32)       torch.distributed all_reduce, gloo backend
 buffer         shmem.core.Buffer(addr, length), per   a ctypes array over the same memory, its
@@ -43,7 +47,11 @@ from . import __version__
 from . import _baselines
 from ._progress import Progress
 
-ALL_TESTS = ("put", "get", "put_signal", "barrier", "all_reduce", "buffer")
+ALL_TESTS = ("put", "get", "put_signal", "amo", "barrier", "all_reduce", "buffer")
+# Tests between PE 0 and PE 1: dropped when there is only one PE.
+P2P_TESTS = ("put", "get", "put_signal", "amo")
+# The element types of the AMO latency table (one fetch_add row each) and their widths.
+AMO_TYPES = {"int64": 8, "int32": 4}
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
           "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
 
@@ -121,6 +129,7 @@ def make_plan(ns):
     if ns.time_per_point is not None:
         plan["seconds_per_point"] = ns.time_per_point
     plan["tests"] = tests
+    plan["amo_types"] = list(AMO_TYPES)
     plan["npes"] = ns.pes
     plan["pin"] = not ns.no_pin
     return plan
@@ -141,6 +150,8 @@ def _count_pe_steps(plan):
             n += p2p + len(plan["bw_sizes"])
     if "put_signal" in tests:
         n += len(plan["lat_sizes"])
+    if "amo" in tests:
+        n += len(plan["amo_types"])
     if "barrier" in tests:
         n += 1
     return n
@@ -157,6 +168,7 @@ class Results:
         self.memcpy = {}      # size -> seconds per copy
         self.pingpong = {}    # size -> seconds per round trip
         self.flag_barrier = None
+        self.atomic = {}      # AMO type -> seconds per CPU atomic fetch_add (the AMO baseline)
         self.buffer_costs = {}  # "Buffer" / "baseline" -> seconds per object made
         self.notes = []
         self.meta = {}
@@ -173,6 +185,13 @@ def run_baselines(plan, res, progress):
         res.pingpong = _baselines.pingpong(
             plan["lat_sizes"], plan["pingpong_iters"], plan["repetitions"],
             lambda what, size: progress.advance(f"baseline {what} {fmt_size(size)}"), plan["pin"])
+    if "amo" in tests:
+        try:
+            res.atomic = _baselines.atomic_fetch_add(
+                plan["amo_types"], plan, lambda what, t: progress.advance(f"baseline {what} {t}"), plan["pin"])
+        except _baselines.BaselineUnavailable as exc:
+            res.notes.append(f"amo latency has no baseline: {exc}")
+            progress.advance("baseline atomic fetch_add", len(plan["amo_types"]))
     if "barrier" in tests:
         res.flag_barrier = _baselines.flag_barrier(plan["npes"], plan["barrier_iters"], plan["repetitions"],
                                                    plan["pin"])
@@ -345,6 +364,22 @@ def build_tables(plan, res):
                   ratio=sp, unit="us")
         tables.append(t)
 
+    if "amo" in plan["tests"]:
+        t = Table("amo_latency", "amo latency: aclshmem_<T>_atomic_fetch_add of a word of PE 1, "
+                                 "a round trip per call (us)",
+                  "a CPU atomic fetch_add (libatomic through cffi) on a page shared by two processes",
+                  ["operation", "us", "base us", "vs base"])
+        for amo_type in plan.get("amo_types", AMO_TYPES):
+            variant = f"{amo_type} fetch_add"
+            r = next((r for r in res.library if r["test"] == "amo" and r["variant"] == variant), None)
+            lib = r["seconds"] if r else None
+            base = res.atomic.get(amo_type)
+            sp = _speedup_time(lib, base)
+            t.add([variant, _us(lib), _us(base), _ratio(sp)], table=t.name, size=AMO_TYPES[amo_type],
+                  variant=variant, library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None,
+                  ratio=sp, unit="us")
+        tables.append(t)
+
     if "barrier" in plan["tests"]:
         t = Table("barrier", f"barrier latency: aclshmem_barrier_all on {n} PEs (us)",
                   f"{n} processes, each raising its own shared-memory flag and waiting for all",
@@ -469,7 +504,7 @@ def main(argv=None):
     if ns.csv == "-" and ns.json == "-":
         parser.error("--csv and --json cannot both go to stdout")
     if ns.pes < 2:
-        dropped = [t for t in ns.tests if t in ("put", "get", "put_signal")]
+        dropped = [t for t in ns.tests if t in P2P_TESTS]
         ns.tests = [t for t in ns.tests if t not in dropped]
         if not ns.tests:
             parser.error("the point-to-point tests need --pes 2 or more")
@@ -489,6 +524,8 @@ def main(argv=None):
         base_steps += len(set(plan["bw_sizes"]) | set(plan["lat_sizes"]))
     if set(plan["tests"]) & {"put", "get", "put_signal"}:
         base_steps += len(plan["lat_sizes"])
+    if "amo" in plan["tests"]:
+        base_steps += len(plan["amo_types"])
     if "barrier" in plan["tests"]:
         base_steps += 1
     progress = Progress(base_steps + _count_pe_steps(plan), enabled=not ns.no_progress)
