@@ -13,6 +13,8 @@ DTYPES = {
     "float": np.float32, "double": np.float64, "int8": np.int8, "int16": np.int16, "int32": np.int32,
     "int64": np.int64, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "char": np.int8,
+    # 16-bit floating-point storage types: the bindings take and return their bit patterns.
+    "half": np.uint16, "bfloat16": np.uint16,
 }
 
 
@@ -307,6 +309,16 @@ def put_with_signal():
         assert P.aclshmem_signal_wait_until(sig + 4, P.CMP_EQ, 5) == 5
         assert (view(data, 2 * w) == left + 1).all()
         P.aclshmem_barrier_all()
+        # The seed's names of the same family: aclshmemx_put<BITS>_signal[_nbi].
+        view(data, 64)[:] = 0
+        P.aclshmem_barrier_all()
+        getattr(P, f"aclshmemx_put{bits}_signal")(data, src.ctypes.data, 3, sig, 30 + k, P.SIGNAL_SET, right)
+        getattr(P, f"aclshmemx_put{bits}_signal_nbi")(data, src.ctypes.data, 1, sig + 4, 2, P.SIGNAL_ADD, right)
+        P.aclshmem_quiet()
+        assert P.aclshmem_signal_wait_until(sig, P.CMP_EQ, 30 + k) == 30 + k
+        assert P.aclshmem_signal_wait_until(sig + 4, P.CMP_EQ, 7) == 7
+        assert (view(data, 3 * w) == left + 1).all() and not view(data, 64)[3 * w:].any(), bits
+        P.aclshmem_barrier_all()
     for k, name in enumerate(DTYPES):
         dt = DTYPES[name]
         view(sig, 4, np.int32)[:] = 0
@@ -418,3 +430,153 @@ def profiling_off():
     P.aclshmemx_prof_start(1)
     P.aclshmemx_prof_end(1)
     assert P.aclshmemx_block_idx() == 0 and P.aclshmemx_block_num() == 1
+
+
+# ---------------------------------------------------------------------------
+# Issue 12: AMOs, host signal_op, barrier_vec
+# ---------------------------------------------------------------------------
+
+# The AMO types: NumPy type of the value, or None for bfloat16 (no NumPy type).
+AMO_NUMPY = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "float": np.float32, "double": np.float64,
+    "half": np.float16, "bfloat16": None,
+}
+
+
+def to_c(tname, x):
+    """x as the binding takes it: half and bfloat16 as bit patterns (x is exact in both)."""
+    if tname == "half":
+        return int(np.float16(x).view(np.uint16))
+    if tname == "bfloat16":
+        return int(np.float32(x).view(np.uint32)) >> 16
+    return x
+
+
+def from_c(tname, raw):
+    if tname == "half":
+        return float(np.uint16(raw).view(np.float16))
+    if tname == "bfloat16":
+        return float(np.uint32(int(raw) << 16).view(np.float32))
+    return raw
+
+
+def amo(tname, op):
+    return getattr(P, f"aclshmem_{tname}_atomic_{op}")
+
+
+@checks
+def amo_every_operation_and_type():
+    """Every PE works on its right neighbour's element, so every result is known."""
+    me, n, right, left = ring()
+    generated = set(P.GENERATED)
+    assert sorted(AMO_NUMPY) == sorted({f[4] for f in _native.family_functions() if "_atomic_" in f[0]})
+    sym = P.aclshmem_calloc(4, 8)
+    for tname in AMO_NUMPY:
+        def c(x, tname=tname):
+            return to_c(tname, x)
+
+        def v(raw, tname=tname):
+            return from_c(tname, raw)
+
+        has = lambda op, tname=tname: f"aclshmem_{tname}_atomic_{op}" in generated  # noqa: E731
+        base = 10 + me
+        amo(tname, "set")(sym, c(base), right)
+        assert v(amo(tname, "fetch")(sym, right)) == base, tname
+        assert v(amo(tname, "fetch_add")(sym, c(2), right)) == base, tname
+        amo(tname, "add")(sym, c(3), right)
+        assert v(amo(tname, "swap")(sym, c(40), right)) == base + 5, tname
+        expected = 40
+        if has("compare_swap"):
+            assert v(amo(tname, "compare_swap")(sym, c(39), c(50), right)) == 40, tname  # no swap
+            assert v(amo(tname, "compare_swap")(sym, c(40), c(50), right)) == 40, tname  # swapped
+            expected = 50
+        if has("inc"):
+            amo(tname, "inc")(sym, right)
+            assert amo(tname, "fetch_inc")(sym, right) == 51, tname
+            assert amo(tname, "fetch_and")(sym, 0b111100, right) == 52, tname
+            amo(tname, "and")(sym, 0b011111, right)
+            assert amo(tname, "fetch_or")(sym, 0b1, right) == 52 & 0b111100 & 0b011111, tname
+            amo(tname, "or")(sym, 64, right)
+            assert amo(tname, "fetch_xor")(sym, 0b11, right) == 85, tname
+            amo(tname, "xor")(sym, 0b100, right)
+            expected = 85 ^ 0b11 ^ 0b100
+        P.aclshmem_barrier_all()  # left has finished with my element
+        storage = np.uint16 if tname in ("half", "bfloat16") else AMO_NUMPY[tname]  # bit patterns
+        assert v(view(sym, 1, storage)[0].item()) == expected, (tname, view(sym, 1, storage)[0])
+        P.aclshmem_barrier_all()
+    # 0.5 + 0.25 and 1 + 2**-11 round as in the type (half: to even, so 1.0).
+    amo("half", "set")(sym, to_c("half", 1.0), right)
+    assert from_c("half", amo("half", "fetch_add")(sym, to_c("half", 2.0 ** -11), right)) == 1.0
+    assert from_c("half", amo("half", "fetch")(sym, right)) == 1.0
+    amo("bfloat16", "set")(sym, to_c("bfloat16", 256.0), right)
+    amo("bfloat16", "add")(sym, to_c("bfloat16", 3.0), right)  # 259 is a tie: to even, 260
+    assert from_c("bfloat16", amo("bfloat16", "fetch")(sym, right)) == 260.0
+    P.aclshmem_barrier_all()
+    P.aclshmem_free(sym)
+
+
+@checks
+def amo_bad_input():
+    me, n, right, left = ring()
+    sym = P.aclshmem_calloc(4, 8)
+    local = np.zeros(4, np.int64)
+    for tname in AMO_NUMPY:
+        for args, why in (((sym, to_c(tname, 1), n), "a PE past the last"),
+                          ((sym, to_c(tname, 1), -1), "a negative PE"),
+                          ((local.ctypes.data, to_c(tname, 1), right), "an address outside the heap"),
+                          ((sym + 1, to_c(tname, 1), right), "a misaligned address")):
+            if why == "a misaligned address" and tname in ("int8", "uint8"):
+                continue
+            P.aclshmemx_clear_last_error()
+            assert amo(tname, "fetch_add")(*args) == 0, (tname, why)
+            assert P.aclshmemx_get_last_error(), (tname, why)
+            P.aclshmemx_clear_last_error()
+            amo(tname, "set")(*args)
+            assert P.aclshmemx_get_last_error(), (tname, why)
+        raises(TypeError, amo(tname, "add"), sym, "1", right)
+        raises(TypeError, amo(tname, "fetch"), sym, 1.5)
+        raises(ValueError, amo(tname, "swap"), -5, to_c(tname, 1), right)
+    assert not local.any() and not view(sym, 32).any()  # nothing was changed
+    raises(OverflowError, P.aclshmem_int8_atomic_add, sym, 128, right)
+    raises(OverflowError, P.aclshmem_uint32_atomic_add, sym, -1, right)
+    raises(TypeError, P.aclshmem_int64_atomic_add, sym, 1.0, right)
+    raises(TypeError, P.aclshmem_half_atomic_add, sym, 1.5, right, match="bit pattern")
+    raises(OverflowError, P.aclshmem_bfloat16_atomic_set, sym, 0x10000, right)
+    raises(OverflowError, P.aclshmem_half_p, sym, -1, right)
+    P.aclshmem_barrier_all()
+    P.aclshmem_free(sym)
+
+
+@checks
+def host_signal_op_and_barrier_vec():
+    me, n, right, left = ring()
+    sig = P.aclshmem_calloc(2, 4)
+    data = P.aclshmem_calloc(8, 1)
+    P.aclshmem_barrier_all()
+    P.aclshmem_uint8_p(data, 100 + me, right)
+    P.aclshmemx_signal_op(sig, 5, P.SignalOp.SIGNAL_ADD, right)  # ordered after the put
+    assert P.aclshmem_signal_wait_until(sig, P.CMP_EQ, 5) == 5
+    assert view(data, 1)[0] == 100 + left
+    P.aclshmemx_signal_op(sig + 4, 77, P.SIGNAL_SET, right)
+    assert P.aclshmem_signal_wait_until(sig + 4, P.CMP_EQ, 77) == 77
+    P.aclshmemx_clear_last_error()
+    P.aclshmemx_signal_op(sig, 1, P.SIGNAL_ADD, n)
+    assert P.aclshmemx_get_last_error()
+    P.aclshmemx_clear_last_error()
+    P.aclshmemx_signal_op(sig, 1, 9, right)  # not a signal operation
+    assert P.aclshmemx_get_last_error()
+    raises(TypeError, P.aclshmemx_signal_op, sig, 1.0, P.SIGNAL_SET, right)
+    # barrier_vec is a barrier: a value put before it is there after it.
+    P.aclshmemx_barrier_vec(P.ACLSHMEM_TEAM_WORLD)
+    P.aclshmem_uint8_p(data + 1, 200 + me, right)
+    P.aclshmemx_barrier_vec(0)
+    assert view(data, 2)[1] == 200 + left
+    P.aclshmem_uint8_p(data + 2, 50 + me, left)
+    P.aclshmemx_barrier_all_vec()
+    assert view(data, 3)[2] == 50 + right
+    raises(ValueError, P.aclshmemx_barrier_vec, 99)
+    raises(ValueError, P.aclshmemx_barrier_vec, True)
+    P.aclshmem_barrier_all()
+    P.aclshmem_free(data)
+    P.aclshmem_free(sig)

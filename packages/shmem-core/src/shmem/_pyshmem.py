@@ -249,6 +249,8 @@ def _char_result(value):
 def _float_value(value):
     if isinstance(value, (int, float)):
         return float(value)
+    if isinstance(value, (str, bytes, bytearray)):  # float("1") would parse it
+        raise TypeError(f"expected a number, not {type(value).__name__}")
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -93,6 +93,8 @@ def _numpy_name(dtype):
         if key == "float":
             raise AclshmemInvalid("dtype 'float' is ambiguous (float32 in C, float64 in NumPy): "
                                   "say 'float32' or 'float64'")
+    if dtype is None:  # np.dtype(None) would be float64
+        raise AclshmemInvalid(f"dtype is required: one of {', '.join(AMO_DTYPES)}")
     np = sys.modules.get("numpy")
     if np is None and not isinstance(dtype, str):
         try:
