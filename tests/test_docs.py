@@ -143,7 +143,7 @@ def test_every_command_line_option_has_an_entry(html):
 
 def test_every_page_is_reachable(html):
     index = html["index.html"]
-    for page in ("install", "quickstart", "concepts", "guides/torch", "guides/diagnostics",
+    for page in ("install", "quickstart", "concepts", "guides/torch", "guides/atomics", "guides/diagnostics",
                  "guides/benchmarking", "guides/profiling", "migration", "troubleshooting",
                  "reference/index", "changelog"):
         assert f'href="{page}.html"' in index, f"{page} is not linked from the front page"
