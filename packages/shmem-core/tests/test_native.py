@@ -184,6 +184,14 @@ def test_families_are_generated_from_the_type_tables():
     for tname, _ in _native.P2P_SYNC_TYPES:
         assert f"aclshmem_{tname}_test_some_vector" in names
     assert "aclshmem_double_wait_until" not in names  # double is not a p2p-sync type
+    assert "aclshmem_half_wait_until" not in names and "aclshmem_bfloat16_put_signal" in names
+    # The AMO tables: integers take every operation, floats no bitwise ones, half and
+    # bfloat16 no compare_swap.
+    for tname, _ in _native.AMO_INT_TYPES:
+        assert f"aclshmem_{tname}_atomic_fetch_xor" in names and f"aclshmem_{tname}_atomic_compare_swap" in names
+    assert "aclshmem_double_atomic_compare_swap" in names and "aclshmem_float_atomic_inc" not in names
+    assert "aclshmem_bfloat16_atomic_fetch_add" in names and "aclshmem_half_atomic_compare_swap" not in names
+    assert len([n for n in names if "_atomic_" in n]) == 8 * 14 + 2 * 6 + 2 * 5
     for bits in _native.RMA_SIZES:
         assert f"aclshmem_iget{bits}" in names and f"aclshmem_put{bits}_signal" in names
     # The generated part of the cdef is not written out in the source.
