@@ -23,17 +23,8 @@ int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, 
     if ((uintptr_t)dst % (uintptr_t)a->width)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the address %p is not aligned to the %d-byte word", api,
                            dst, a->width);
-    const shmemi_transport_ops_t *t = inst->transport[pe];
-    uint64_t old = 0;
-    SHMEMI_TRY(t->amo(inst, pe, seg, offset, a, &old));
-    /* Waiters on pe sleep until a write rings their doorbell; only a changed word needs it
-     * (so a compare_swap lock spinning on a held lock does not ring on every try). */
-    int changed = a->op != SHMEMI_AMO_FETCH && (a->op != SHMEMI_AMO_CSWAP || old == a->cond);
-    if (changed)
-        t->notify(inst, pe);
-    if (fetched)
-        *fetched = old;
-    return ACLSHMEM_SUCCESS;
+    /* The transport also wakes pe's waiters when the word changed. */
+    return inst->transport[pe]->amo(inst, pe, seg, offset, a, fetched);
 }
 
 /* Bit patterns of a value of size 1, 2, 4 or 8 bytes, zero-extended, and back. */

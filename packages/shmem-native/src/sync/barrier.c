@@ -37,10 +37,9 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
                         ((size_t)t->index * SHMEMI_BARRIER_ROUNDS + (size_t)k) * sizeof(uint64_t);
         const shmemi_transport_ops_t *tr = inst->transport[partner];
         shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1};
-        rc = tr->amo(inst, partner, SHMEMI_SEG_CTRL, offset, &arrive, NULL);
+        rc = tr->amo(inst, partner, SHMEMI_SEG_CTRL, offset, &arrive, NULL); /* wakes the partner */
         if (rc != ACLSHMEM_SUCCESS)
             break;
-        tr->notify(inst, partner);
         arrival_t a = {&mine->team_psync[t->index][k], ++epochs[k]};
         rc = shmemi_wait(inst, arrived, &a);
     }

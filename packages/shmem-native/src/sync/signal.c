@@ -1,8 +1,8 @@
 /* Put-with-signal in all its public shapes: untyped, typed (ACLSHMEM_RMA_TYPES) and sized
  * (ACLSHMEM_RMA_SIZES).  The signal word is 32 bits on the target PE.  The order on the wire
- * is data, then the atomic update (which the transport orders after earlier puts), then the
- * doorbell, so a receiver that sees the signal also sees the data.  Every operation completes
- * when issued here, so the _nbi forms share the blocking path. */
+ * is data, then the atomic update (which the transport orders after earlier puts, and which
+ * wakes the receiver's waiters), so a receiver that sees the signal also sees the data.
+ * Every operation completes when issued here, so the _nbi forms share the blocking path. */
 #include "sync/signal.h"
 
 #include <stdint.h>
@@ -53,8 +53,7 @@ int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems
         SHMEMI_TRY(t->put(inst, pe, data_seg, data_offset, src, bytes));
     shmemi_amo_t update = {.op = sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_AMO_SET : SHMEMI_AMO_ADD,
                            .kind = SHMEMI_AMO_INT, .width = 4, .value = (uint32_t)signal};
-    SHMEMI_TRY(t->amo(inst, pe, sig_seg, sig_offset, &update, NULL));
-    t->notify(inst, pe);
+    SHMEMI_TRY(t->amo(inst, pe, sig_seg, sig_offset, &update, NULL)); /* wakes pe's waiters too */
     shmemi_prof_end_frame(inst, bytes ? SHMEMI_FRAME_PUT_SIGNAL : SHMEMI_FRAME_SIGNAL_OP, start);
     return ACLSHMEM_SUCCESS;
 }

@@ -99,6 +99,19 @@ static int shm_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
  * access, which includes release; whoever reads the AMO's result with an acquiring load (a
  * wait, a test, a signal wait, another AMO) sees those puts too.  (x86: a locked
  * instruction or xchg is a full barrier; arm64: the acquire-release forms.) */
+/* Rings pe's doorbell after an AMO changed a word there, only when someone sleeps on it.
+ * Skipping it otherwise is safe because the AMO was a seq_cst write: a waiter registers as a
+ * sleeper (seq_cst) before its last look at the word, so either this load sees it
+ * registered, or the registration comes later in the seq_cst order than the AMO and the
+ * waiter's look sees the new value.  So an AMO costs one more load, not a contended
+ * read-modify-write on the target's doorbell, when nobody sleeps. */
+static void wake_sleepers(shmemi_instance_t *inst, int pe)
+{
+    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, pe);
+    if (atomic_load(&ctrl->sleepers) > 0)
+        shmemi_doorbell_ring(ctrl);
+}
+
 #define SHM_AMO_WIDTHS(X) X(1, uint8_t) X(2, uint16_t) X(4, uint32_t) X(8, uint64_t)
 
 #define DEFINE_WORD_AMO(BYTES, UTYPE)                                                               \
@@ -153,6 +166,8 @@ static int shm_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, cons
     default:
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "shm transport: an AMO of %d bytes (1, 2, 4 or 8)", a->width);
     }
+    if (a->op != SHMEMI_AMO_FETCH && (a->op != SHMEMI_AMO_CSWAP || old == a->cond))
+        wake_sleepers(inst, pe);
     if (fetched)
         *fetched = old;
     return ACLSHMEM_SUCCESS;

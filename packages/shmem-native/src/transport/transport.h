@@ -50,7 +50,8 @@ typedef struct shmemi_transport_ops {
     int (*get)(struct shmemi_instance *inst, int pe, int seg, size_t offset, void *dst, size_t len);
     /* The AMO a on pe's word at (seg, offset), atomic with respect to every other AMO on
      * that word from any PE or thread, and ordered after every earlier put to pe.  *fetched
-     * (if not NULL) gets the word's old value.  Does not wake pe's waiters (see notify). */
+     * (if not NULL) gets the word's old value.  When the word changed, pe's waiters wake
+     * (the transport knows how to do that cheaply for its own writes; no notify needed). */
     int (*amo)(struct shmemi_instance *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
                uint64_t *fetched);
     /* Wakes pe's waiters after writes to it. */
