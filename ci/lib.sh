@@ -23,7 +23,7 @@ CI_JOBS="${CI_JOBS:-2}"
 
 # Debian packages the build and the tests need.  Later work adds here (e.g. tshark,
 # libucx-dev); a package that is already installed costs nothing.
-APT_PACKAGES=(build-essential pkg-config libssl-dev)
+APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1)
 
 # Python packages of the venv: the build tools, what the tests import and what builds
 # the documentation (docs/requirements.txt).
