@@ -249,7 +249,9 @@ def test_torchrun_exchanges_the_uid_through_the_agent_store(tmp_path):
     store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), None, False,
                           timedelta(seconds=30), wait_for_workers=False)
     keys = [_bootstrap._store_key(_bootstrap.job_context(0, g, os.environ["MASTER_PORT"])) for g in (0, 1)]
-    print("left in store:", [store.check([k]) for k in keys], flush=True)
+    # One write() of the whole line: the ranks share torchrun's stdout, and separate writes
+    # of one print() can interleave with the other rank's.
+    os.write(1, f"left in store: {[store.check([k]) for k in keys]}\\n".encode())
     """)
     port = _free_port()
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--master-port", str(port), prog]
