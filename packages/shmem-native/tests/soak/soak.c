@@ -8,7 +8,8 @@
  * 64 B .. 1 MiB on both heaps, each checked by a put to the right neighbour), then --ops
  * checked puts and --ops puts-with-signal in total (default 1000000 each, split over the
  * PEs, around the ring in flow-controlled windows), then --streams cycles (default 1000)
- * of: create a stream, put and signal on it, launch a kernel, synchronize, destroy.  Every PE measures its resident memory
+ * of: create a stream, put and signal on it, launch a kernel, synchronize, destroy, then
+ * --ops / N checked int64 fetch-adds and as many compare-swap increments per PE.  Every PE measures its resident memory
  * (/proc/self/status) and its open file descriptors (/proc/self/fd) after a warm-up, after
  * the alloc/free phase and at the end; PE 0 prints a table.  The run fails when any data
  * check fails, when a PE's descriptor count changed, or when its resident memory grew by
@@ -60,6 +61,7 @@ enum {
     WARMUP_CYCLES = 2 * 2 * SIZE_STEPS, /* every size on both heaps, twice */
     WARMUP_ROUNDS = 2,
     WARMUP_STREAMS = 4,
+    WARMUP_AMOS = 64,    /* of each kind, each PE */
     KERNEL_BLOCKS = 4,
     SNAPSHOTS = 3,       /* after warm-up, after alloc/free, at the end */
 };
@@ -77,6 +79,7 @@ typedef struct pe_report {
     double alloc_seconds;
     double put_seconds;
     double stream_seconds;
+    double amo_seconds;
     long data_errors;
 } pe_report;
 
@@ -258,16 +261,67 @@ static long stream_phase(stream_state *s, long first, long count, int me, int n)
 }
 
 /* ---- phase 4: atomic memory operations ---------------------------------------------------
- * TODO(AMO issue): the aclshmem_{T}_atomic_* API does not exist yet.  When it lands, add
- * here: every PE does ops / n_pes fetch-adds of 1 (and as many compare-swaps) on a counter
- * of PE (me + i) % n_pes, round-robin; after a barrier each counter must equal the number
- * of operations aimed at it, and each fetch must have returned a distinct value.  Count
- * them in pe_report and print a row for them in print_table. */
-static long amo_phase(int me, int n)
+ * Every PE does ops / n_pes fetch-adds of 1 and as many compare-swap increments, aimed
+ * round-robin at PE (me + i) % n_pes.  A PE's fetches from one counter must grow strictly
+ * (its own operations on a word are ordered) and stay below the number of operations
+ * aimed at that counter; after a barrier each counter must equal that number exactly, so
+ * no update was lost or doubled. */
+typedef struct amo_state {
+    int64_t *counters; /* symmetric: [0] fetch_add counter, [1] compare_swap counter */
+    int64_t last[2][HARNESS_MAX_PES];
+} amo_state;
+
+/* How many of the per_pe operations of each kind aimed round-robin from every PE land on
+ * PE target. */
+static int64_t amo_aimed_at(int target, int n, long per_pe)
 {
-    (void)me;
-    (void)n;
-    return 0;
+    int64_t total = 0;
+    for (int from = 0; from < n; from++) {
+        long offset = ((target - from) % n + n) % n; /* i with (from + i) % n == target */
+        total += per_pe / n + (offset < per_pe % n ? 1 : 0);
+    }
+    return total;
+}
+
+static int64_t cswap_increment(int64_t *counter, int pe)
+{
+    int64_t seen = aclshmem_int64_atomic_fetch(counter, pe);
+    for (;;) {
+        int64_t old = aclshmem_int64_atomic_compare_swap(counter, seen, seen + 1, pe);
+        if (old == seen)
+            return old;
+        seen = old;
+    }
+}
+
+static long amo_phase(amo_state *s, long per_pe, int me, int n)
+{
+    long wrong = 0;
+    for (int kind = 0; kind < 2; kind++)
+        for (int pe = 0; pe < n; pe++)
+            s->last[kind][pe] = -1;
+    aclshmem_barrier_all(); /* counters zeroed everywhere before anyone adds */
+    for (long i = 0; i < per_pe; i++) {
+        int target = (int)((me + i) % n);
+        int64_t limit = amo_aimed_at(target, n, per_pe);
+        int64_t fetched[2] = {aclshmem_int64_atomic_fetch_add(&s->counters[0], 1, target),
+                              cswap_increment(&s->counters[1], target)};
+        for (int kind = 0; kind < 2; kind++) {
+            if (fetched[kind] <= s->last[kind][target] || fetched[kind] >= limit)
+                wrong++;
+            s->last[kind][target] = fetched[kind];
+        }
+    }
+    aclshmem_barrier_all();
+    int64_t expected = amo_aimed_at(me, n, per_pe);
+    for (int kind = 0; kind < 2; kind++)
+        if (s->counters[kind] != expected) {
+            harness_log("PE %d: AMO counter %d is %lld, expected %lld", me, kind,
+                        (long long)s->counters[kind], (long long)expected);
+            wrong++;
+        }
+    s->counters[0] = s->counters[1] = 0;
+    return wrong;
 }
 
 /* ---- the verdict and the table -------------------------------------------------------- */
@@ -319,7 +373,12 @@ static void print_table(const pe_report *all, int n, long rounds)
         stream_s = all[pe].stream_seconds > stream_s ? all[pe].stream_seconds : stream_s;
     printf("  streams: %ld create / put+signal+kernel / synchronize / destroy cycles per PE in %.1f s\n",
            g_cfg.streams, stream_s);
-    printf("  amo: not run (no AMO API yet)\n");
+    double amo_s = 0;
+    for (int pe = 0; pe < n; pe++)
+        amo_s = all[pe].amo_seconds > amo_s ? all[pe].amo_seconds : amo_s;
+    long amo_ops = g_cfg.ops / n * n;
+    printf("  amo: %ld checked int64 fetch-adds + %ld compare-swap increments in %.1f s: %.0f ops/s\n",
+           amo_ops, amo_ops, amo_s, 2.0 * amo_ops / amo_s);
     if (!g_check_rss)
         printf("  (a sanitizer build: resident memory is shown, not checked)\n");
     printf("  PE | VmRSS KiB: start  after-alloc  end | RssAnon: start end | RssShmem: start end "
@@ -355,7 +414,9 @@ static int soak_pe(int me, int n)
         .arrived = aclshmem_calloc(1, sizeof(int32_t)),
     };
     ASSERT(ring.inbox && ring.arrived && ring.checked && ring.ack_word);
+    amo_state amo = {.counters = aclshmem_calloc(2, sizeof(int64_t))};
     ASSERT(streams.slot && streams.arrived);
+    ASSERT(amo.counters);
     long per_round = (long)n * WINDOW; /* at least --ops of each, in whole rounds */
     long rounds = (g_cfg.ops + per_round - 1) / per_round;
 
@@ -365,6 +426,7 @@ static int soak_pe(int me, int n)
     long wrong = alloc_free_phase(0, WARMUP_CYCLES, me, n);
     wrong += ring_phase(&ring, 1, WARMUP_ROUNDS, me, n);
     wrong += stream_phase(&streams, 1, WARMUP_STREAMS, me, n);
+    wrong += amo_phase(&amo, WARMUP_AMOS, me, n);
     aclshmem_barrier_all();
     g_mine.at[0] = measure();
 
@@ -382,12 +444,15 @@ static int soak_pe(int me, int n)
     wrong += stream_phase(&streams, 1 + WARMUP_STREAMS, g_cfg.streams, me, n);
     g_mine.stream_seconds = harness_now() - t0;
 
-    wrong += amo_phase(me, n);
+    t0 = harness_now();
+    wrong += amo_phase(&amo, g_cfg.ops / n, me, n);
+    g_mine.amo_seconds = harness_now() - t0;
     aclshmem_barrier_all();
     g_mine.at[2] = measure();
     g_mine.data_errors = wrong;
     EXPECT_EQ(wrong, 0);
 
+    aclshmem_free(amo.counters);
     aclshmem_free(streams.arrived);
     aclshmem_free(streams.slot);
     aclshmem_free(ring.ack_word);
