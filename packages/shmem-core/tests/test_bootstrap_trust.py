@@ -41,7 +41,10 @@ RING = """
         core.barrier_all()
         core.free(dst); core.free(src)
         core.finalize()
-    print("ring ok", me, n, flush=True)
+    # One write() per line: under torchrun the ranks share one stdout, and the pieces of
+    # a print() are separate writes that can interleave with the other rank's.
+    import os as _os
+    _os.write(1, f"ring ok {me} {n}\\n".encode())
 """
 
 
