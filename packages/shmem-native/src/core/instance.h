@@ -14,6 +14,7 @@
 struct shmemi_team_pool;
 struct shmemi_transport_ops;
 struct shmemi_stream;
+struct shmemi_plugin;
 
 typedef struct shmemi_instance {
     uint64_t id;
@@ -28,6 +29,11 @@ typedef struct shmemi_instance {
 
     shmemi_heap_set_t heaps;                      /* device, host and control segments */
     const struct shmemi_transport_ops **transport; /* [n_pes]: how to reach each PE */
+    /* The plug-in that reaches PEs on other nodes (NULL on a single-node job), its state,
+     * and its progress function, which waits call while they poll (NULL: nothing to do). */
+    const struct shmemi_plugin *plugin;
+    void *remote;
+    void (*progress)(struct shmemi_instance *inst);
 
     struct shmemi_team_pool *teams;
     struct shmemi_stream *default_stream;

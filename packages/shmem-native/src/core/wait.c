@@ -50,8 +50,14 @@ int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
         return ACLSHMEM_SUCCESS;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
+    /* With PEs on other nodes, the inter-node transport delivers their writes (and serves
+     * their reads of our memory) when it is progressed: the poller does it while it polls;
+     * once asleep, the transport's own thread does, and rings the doorbell. */
+    void (*progress)(shmemi_instance_t *) = inst->progress;
     for (long waited = 0; waited < YIELD_NS; waited = elapsed_ns(&start)) {
         for (int i = 0; i < 16; i++) {
+            if (progress)
+                progress(inst);
             if (ready(ctx))
                 return ACLSHMEM_SUCCESS;
             if (waited < SPIN_NS)

@@ -145,9 +145,8 @@ static void teardown(shmemi_instance_t *inst, int clean)
     shmemi_teams_fini(inst);
     if (inst->boot)
         shmemi_bootstrap_set_failure_hook(inst->boot, NULL, NULL);
+    shmemi_transport_fini(inst); /* before the heaps: the plug-in registered them */
     shmemi_heaps_destroy(&inst->heaps);
-    free(inst->transport);
-    inst->transport = NULL;
     close_control_plane(inst, clean);
     free(inst->prof);
     inst->prof = NULL;

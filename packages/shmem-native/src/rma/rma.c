@@ -1,7 +1,7 @@
 /* put / get in all their public shapes: untyped, typed (ACLSHMEM_RMA_TYPES), sized
- * (ACLSHMEM_RMA_SIZES), strided and non-blocking.  On the transports of this build every
- * operation is complete when issued, so _nbi calls share the blocking path and quiet only
- * orders memory; the ops table keeps room for transports where that is not so. */
+ * (ACLSHMEM_RMA_SIZES), strided and non-blocking.  A blocking put returns when its source
+ * may be reused (shm: the data is in place; UCX: the data left), so _nbi calls share the
+ * blocking path; quiet completes everything at every PE (shm: a fence; UCX: a flush). */
 #include "rma/rma.h"
 
 #include <stdint.h>
@@ -145,8 +145,7 @@ int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_s
 int shmemi_quiet(shmemi_instance_t *inst)
 {
     uint64_t start = shmemi_prof_begin(inst);
-    SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
-    SHMEMI_TRY(shmemi_transport_none.quiet(inst));
+    SHMEMI_TRY(shmemi_transport_quiet(inst));
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_QUIET, start);
     return ACLSHMEM_SUCCESS;
 }

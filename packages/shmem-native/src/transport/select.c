@@ -1,64 +1,72 @@
-/* Transport selection, and the stand-in for peers this build cannot reach. */
+/* Transport selection: shm for PEs on this node, a plug-in for PEs on other nodes. */
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/error.h"
 #include "core/instance.h"
 #include "core/log.h"
+#include "transport/plugin.h"
 #include "transport/transport.h"
 
-static int unreachable(shmemi_instance_t *inst, int pe)
+/* Control-plane key of the plug-in agreement (the plug-in's own collectives use others). */
+#define SELECT_KEY_PLUGIN 0x53454C4500000001ull
+
+static int first_remote_pe(const shmemi_instance_t *inst)
 {
-    return shmemi_fail(ACLSHMEM_NOT_SUPPORTED,
-                       "PE %d is on another node (another host or network namespace) and this "
-                       "build of libaclshmem has no inter-node transport; PE %d can only reach "
-                       "PEs on its own node", pe, inst->my_pe);
+    for (int pe = 0; pe < inst->n_pes; pe++)
+        if (!inst->heaps.same_node[pe])
+            return pe;
+    return -1;
 }
 
-static int none_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+/* Every PE tells whether it loaded the plug-in, so that a PE that cannot makes the whole
+ * job fail at init with a reason, instead of the others waiting for it. */
+static int agree_on_plugin(shmemi_instance_t *inst, const shmemi_plugin_t *plugin, const char *why)
 {
-    (void)seg, (void)offset, (void)src, (void)len;
-    return unreachable(inst, pe);
-}
-
-static int none_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
-{
-    (void)seg, (void)offset, (void)dst, (void)len;
-    return unreachable(inst, pe);
-}
-
-static int none_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
-                    uint64_t *fetched)
-{
-    (void)seg, (void)offset, (void)a, (void)fetched;
-    return unreachable(inst, pe);
-}
-
-static void none_notify(shmemi_instance_t *inst, int pe)
-{
-    (void)inst, (void)pe;
-}
-
-static int none_quiet(shmemi_instance_t *inst)
-{
-    (void)inst;
+    int32_t mine = plugin != NULL;
+    int32_t *all = calloc((size_t)inst->n_pes, sizeof(*all));
+    if (!all)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    int rc = shmemi_bootstrap_collective(inst->boot, SELECT_KEY_PLUGIN, inst->n_pes, inst->my_pe, &mine,
+                                         sizeof(mine), all, inst->control_timeout_ms);
+    int missing = -1;
+    for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < inst->n_pes && missing < 0; pe++)
+        if (all[pe] != 1)
+            missing = pe;
+    free(all);
+    if (rc != ACLSHMEM_SUCCESS)
+        return rc;
+    if (!plugin)
+        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED,
+                           "init: PE %d shares the job with PEs on other nodes (PE %d is one), which "
+                           "libaclshmem reaches through its UCX transport plug-in, and the plug-in "
+                           "cannot be loaded: %s.  Install UCX on every node (Debian/Ubuntu: apt "
+                           "install libucx0; to build: libucx-dev), build libaclshmem with "
+                           "-Ducx=enabled, or set %s to the plug-in's path",
+                           inst->my_pe, first_remote_pe(inst), why, SHMEMI_UCX_PLUGIN_ENV);
+    if (missing >= 0)
+        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED,
+                           "init: PE %d cannot load libaclshmem's UCX transport plug-in, which this "
+                           "multi-node job needs; its own error says why (install UCX there, or build "
+                           "libaclshmem with -Ducx=enabled)", missing);
     return ACLSHMEM_SUCCESS;
 }
 
-static void *none_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
+static int connect_remote(shmemi_instance_t *inst, int remote)
 {
-    (void)inst, (void)pe, (void)seg, (void)offset;
-    return NULL;
+    char why[1024] = "";
+    const shmemi_plugin_t *plugin = shmemi_plugin_load_ucx(why, sizeof(why));
+    SHMEMI_TRY(agree_on_plugin(inst, plugin, why));
+    inst->plugin = plugin; /* from here fini stops it, also after a failed start */
+    SHMEMI_TRY(plugin->start(inst, &shmemi_plugin_host));
+    inst->progress = plugin->progress;
+    for (int pe = 0; pe < inst->n_pes; pe++)
+        if (!inst->heaps.same_node[pe])
+            inst->transport[pe] = plugin->ops;
+    SHMEMI_INFO("PE %d reaches %d PE(s) on other nodes through %s", inst->my_pe, remote, plugin->name);
+    return ACLSHMEM_SUCCESS;
 }
-
-const shmemi_transport_ops_t shmemi_transport_none = {
-    .name = "none",
-    .put = none_put,
-    .get = none_get,
-    .amo = none_amo,
-    .notify = none_notify,
-    .quiet = none_quiet,
-    .ptr = none_ptr,
-};
 
 int shmemi_transport_select(shmemi_instance_t *inst)
 {
@@ -67,11 +75,24 @@ int shmemi_transport_select(shmemi_instance_t *inst)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     int remote = 0;
     for (int pe = 0; pe < inst->n_pes; pe++) {
-        inst->transport[pe] = inst->heaps.same_node[pe] ? &shmemi_transport_shm : &shmemi_transport_none;
+        inst->transport[pe] = &shmemi_transport_shm;
         remote += !inst->heaps.same_node[pe];
     }
-    if (remote)
-        SHMEMI_WARN("PE %d: %d PE(s) are on other nodes and cannot be reached by this build",
-                    inst->my_pe, remote);
-    return ACLSHMEM_SUCCESS;
+    return remote ? connect_remote(inst, remote) : ACLSHMEM_SUCCESS;
+}
+
+int shmemi_transport_quiet(shmemi_instance_t *inst)
+{
+    SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
+    return inst->plugin ? inst->plugin->ops->quiet(inst) : ACLSHMEM_SUCCESS;
+}
+
+void shmemi_transport_fini(shmemi_instance_t *inst)
+{
+    inst->progress = NULL;
+    if (inst->plugin)
+        inst->plugin->stop(inst);
+    inst->plugin = NULL;
+    free(inst->transport);
+    inst->transport = NULL;
 }

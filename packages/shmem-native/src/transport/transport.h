@@ -1,5 +1,5 @@
 /* Transports: how this PE reaches another PE's segments.  One ops table per kind, chosen
- * per peer at init (shm for same-node PEs).  Every operation addresses the target by
+ * per peer at init (shm for same-node PEs, the UCX plug-in for PEs on other nodes).  Every operation addresses the target by
  * (segment, offset), so it never needs the target's virtual addresses. */
 #ifndef SHMEMI_TRANSPORT_H
 #define SHMEMI_TRANSPORT_H
@@ -63,10 +63,13 @@ typedef struct shmemi_transport_ops {
 } shmemi_transport_ops_t;
 
 extern const shmemi_transport_ops_t shmemi_transport_shm;
-/* For PEs on other nodes when no inter-node transport is built: fails with a clear error. */
-extern const shmemi_transport_ops_t shmemi_transport_none;
 
-/* Picks a transport for every PE of inst. */
+/* Collective: picks a transport for every PE of inst: shm on this node; for PEs on other
+ * nodes the UCX plug-in, loaded and connected here (every PE fails when one cannot). */
 int shmemi_transport_select(struct shmemi_instance *inst);
+/* Completes every operation of every transport inst uses. */
+int shmemi_transport_quiet(struct shmemi_instance *inst);
+/* Ends what select started (not collective). */
+void shmemi_transport_fini(struct shmemi_instance *inst);
 
 #endif

@@ -1,0 +1,68 @@
+/* Transport plug-ins: transports that live in a separate shared module, which libaclshmem
+ * loads (dlopen) only when a job needs them.  Today there is one: the UCX transport to PEs
+ * on other nodes (transport/ucx/, built as libaclshmem_ucx.so when UCX is found), so that
+ * single-node users never need UCX installed.
+ *
+ * A plug-in is built from this source tree together with libaclshmem and reads the
+ * instance record directly (core/instance.h, mem/heap.h); libaclshmem's own functions are
+ * hidden, so it reaches them through the host table below.  The loader refuses a plug-in
+ * of another ABI or another libaclshmem version. */
+#ifndef SHMEMI_TRANSPORT_PLUGIN_H
+#define SHMEMI_TRANSPORT_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/instance.h"
+#include "transport/transport.h"
+
+/* Bump when this header, transport.h or a struct a plug-in reads changes shape. */
+#define SHMEMI_PLUGIN_ABI 1
+
+/* The file name of the UCX plug-in, looked for beside libaclshmem unless SHMEM_UCX_PLUGIN
+ * names another path. */
+#define SHMEMI_UCX_PLUGIN_FILE "libaclshmem_ucx.so"
+#define SHMEMI_UCX_PLUGIN_ENV "SHMEM_UCX_PLUGIN"
+
+/* What libaclshmem lends a plug-in. */
+typedef struct {
+    /* shmemi_fail and shmemi_log: the last error and the library's log. */
+    int (*fail)(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    /* Gathers len bytes from every PE of inst (out[n_pes * len], PE order) over the control
+     * plane, which authenticates (and by default encrypts) them.  key: as for
+     * shmemi_bootstrap_collective. */
+    int (*allgather)(shmemi_instance_t *inst, uint64_t key, const void *in, size_t len, void *out);
+    /* ACLSHMEM_SUCCESS while every PE lives; otherwise an error naming the dead PE. */
+    int (*check_alive)(shmemi_instance_t *inst);
+    /* Wakes this PE's own waiters: the plug-in applied writes of other PEs to our memory. */
+    void (*wake_local)(shmemi_instance_t *inst);
+    /* shmemi_amo_result: the arithmetic of every AMO, for AMOs done as compare-and-swap. */
+    uint64_t (*amo_result)(const shmemi_amo_t *a, uint64_t old);
+} shmemi_plugin_host_t;
+
+typedef struct shmemi_plugin {
+    int abi;             /* SHMEMI_PLUGIN_ABI of the plug-in's build */
+    const char *version; /* the libaclshmem version it was built with */
+    const char *name;    /* for messages: "UCX 1.13.1" */
+    const shmemi_transport_ops_t *ops;
+    /* Collective over every PE of inst (each one has peers on other nodes): connects to the
+     * PEs whose heaps.same_node[] is 0 and sets inst->remote to its state. */
+    int (*start)(shmemi_instance_t *inst, const shmemi_plugin_host_t *host);
+    /* Moves pending operations on without blocking (waits call it while they poll). */
+    void (*progress)(shmemi_instance_t *inst);
+    /* Ends everything start made (no collective: peers may be gone). */
+    void (*stop)(shmemi_instance_t *inst);
+} shmemi_plugin_t;
+
+/* The one symbol a plug-in exports: returns its description. */
+#define SHMEMI_PLUGIN_ENTRY "shmemi_transport_plugin"
+typedef const shmemi_plugin_t *(*shmemi_plugin_entry_fn)(void);
+
+/* libaclshmem's services, handed to start. */
+extern const shmemi_plugin_host_t shmemi_plugin_host;
+
+/* Loads the UCX plug-in once per process: the plug-in, or NULL with the reason in why. */
+const shmemi_plugin_t *shmemi_plugin_load_ucx(char *why, size_t why_len);
+
+#endif

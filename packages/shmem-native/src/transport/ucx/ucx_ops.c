@@ -1,0 +1,223 @@
+/* The UCX transport's ops table: put, get, AMOs, quiet (see ucx.h). */
+#include <sched.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "transport/ucx/ucx.h"
+
+/* A wait for a request polls this many times before it starts yielding the CPU. */
+#define SPIN_POLLS 64
+/* ... and checks the job's liveness every this many polls. */
+#define LIVENESS_POLLS 256
+
+static int op_failed(ucx_state_t *st, ucs_status_t status, const char *what, int pe)
+{
+    int alive = st->host->check_alive(st->inst); /* "PE n died" says more than UCX's status */
+    if (alive != ACLSHMEM_SUCCESS)
+        return alive;
+    if (pe < 0)
+        return st->host->fail(ACLSHMEM_INNER_ERROR, "%s of the PEs on other nodes failed in UCX: %s", what,
+                              ucs_status_string(status));
+    return st->host->fail(ACLSHMEM_INNER_ERROR, "%s to PE %d (on another node) failed in UCX: %s", what, pe,
+                          ucs_status_string(status));
+}
+
+int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int pe)
+{
+    if (req == NULL)
+        return ACLSHMEM_SUCCESS;
+    if (UCS_PTR_IS_ERR(req))
+        return op_failed(st, UCS_PTR_STATUS(req), what, pe);
+    ucs_status_t status;
+    for (unsigned polls = 1;; polls++) {
+        pthread_mutex_lock(&st->lock);
+        ucp_worker_progress(st->worker);
+        status = ucp_request_check_status(req);
+        pthread_mutex_unlock(&st->lock);
+        if (status != UCS_INPROGRESS)
+            break;
+        if (polls % LIVENESS_POLLS == 0 && st->host->check_alive(st->inst) != ACLSHMEM_SUCCESS) {
+            /* UCX releases the request when it completes (with an error, as the peer is gone). */
+            pthread_mutex_lock(&st->lock);
+            ucp_request_free(req);
+            pthread_mutex_unlock(&st->lock);
+            return st->host->check_alive(st->inst);
+        }
+        if (polls > SPIN_POLLS)
+            sched_yield(); /* the PE that must answer may need this core */
+    }
+    pthread_mutex_lock(&st->lock);
+    ucp_request_free(req);
+    pthread_mutex_unlock(&st->lock);
+    return status == UCS_OK ? ACLSHMEM_SUCCESS : op_failed(st, status, what, pe);
+}
+
+static ucx_peer_t *peer_of(shmemi_instance_t *inst, int pe)
+{
+    return &ucx_state(inst)->peers[pe];
+}
+
+static int ucx_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+{
+    ucx_state_t *st = ucx_state(inst);
+    ucx_peer_t *peer = peer_of(inst, pe);
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    pthread_mutex_lock(&st->lock);
+    /* Completes when src may be reused: the data has left (or been copied by UCX). */
+    ucs_status_ptr_t req = ucp_put_nbx(peer->ep, src, len, peer->base[seg] + offset, peer->rkey[seg], &param);
+    pthread_mutex_unlock(&st->lock);
+    return shmemi_ucx_wait(st, req, "a put", pe);
+}
+
+static int ucx_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
+{
+    ucx_state_t *st = ucx_state(inst);
+    ucx_peer_t *peer = peer_of(inst, pe);
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    pthread_mutex_lock(&st->lock);
+    ucs_status_ptr_t req = ucp_get_nbx(peer->ep, dst, len, peer->base[seg] + offset, peer->rkey[seg], &param);
+    pthread_mutex_unlock(&st->lock);
+    return shmemi_ucx_wait(st, req, "a get", pe);
+}
+
+/* ---- atomics ------------------------------------------------------------------------------- */
+
+/* One UCP atomic on a 4- or 8-byte word.  With reply (a fetching operation, SWAP, CSWAP) it
+ * waits for the result; without, it is posted (UCP copies the operand) and completes at the
+ * next quiet, as a put does.  For CSWAP *reply holds the condition on entry. */
+static int word_atomic(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, int width,
+                       ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
+{
+    ucx_state_t *st = ucx_state(inst);
+    uint32_t value32 = (uint32_t)value, reply32 = reply ? (uint32_t)*reply : 0;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | (reply ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
+        .datatype = ucp_dt_make_contig((size_t)width),
+        .reply_buffer = width == 4 ? (void *)&reply32 : (void *)reply,
+    };
+    const void *operand = width == 4 ? (const void *)&value32 : (const void *)&value;
+    pthread_mutex_lock(&st->lock);
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(peer_of(inst, pe)->ep, op, operand, 1, raddr, rkey, &param);
+    if (!reply && UCS_PTR_IS_PTR(req)) {
+        ucp_request_free(req); /* released when it completes */
+        req = NULL;
+    }
+    pthread_mutex_unlock(&st->lock);
+    int rc = shmemi_ucx_wait(st, req, "an atomic operation", pe);
+    if (reply && width == 4)
+        *reply = reply32;
+    return rc;
+}
+
+static ucp_atomic_op_t native_op(shmemi_amo_op_t op)
+{
+    switch (op) {
+    case SHMEMI_AMO_SET:
+    case SHMEMI_AMO_SWAP: return UCP_ATOMIC_OP_SWAP;
+    case SHMEMI_AMO_CSWAP: return UCP_ATOMIC_OP_CSWAP;
+    case SHMEMI_AMO_AND: return UCP_ATOMIC_OP_AND;
+    case SHMEMI_AMO_OR: return UCP_ATOMIC_OP_OR;
+    case SHMEMI_AMO_XOR: return UCP_ATOMIC_OP_XOR;
+    default: return UCP_ATOMIC_OP_ADD; /* ADD, and FETCH as a fetch-add of 0 */
+    }
+}
+
+/* Integer operations on 4 and 8 bytes map onto UCP's own atomics. */
+static int native_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, const shmemi_amo_t *a,
+                      uint64_t *fetched)
+{
+    ucp_atomic_op_t op = native_op(a->op);
+    uint64_t value = a->op == SHMEMI_AMO_FETCH ? 0 : a->value;
+    int needs_reply = fetched || op == UCP_ATOMIC_OP_SWAP || op == UCP_ATOMIC_OP_CSWAP;
+    uint64_t reply = a->op == SHMEMI_AMO_CSWAP ? a->cond : 0;
+    SHMEMI_TRY(word_atomic(inst, pe, raddr, rkey, a->width, op, value, needs_reply ? &reply : NULL));
+    if (fetched)
+        *fetched = reply;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Everything else (1- and 2-byte words, floating-point addition) as a compare-and-swap loop
+ * on the aligned 4-byte word (or the 8-byte word) that holds it.  Atomic with respect to
+ * UCP's own atomics on that word. */
+static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, const shmemi_amo_t *a,
+                   uint64_t *fetched)
+{
+    int wide = a->width == 8 ? 8 : 4;
+    uint64_t word_addr = raddr & ~(uint64_t)(wide - 1);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    unsigned shift = (unsigned)(raddr - word_addr) * 8;
+#else
+    unsigned shift = (unsigned)(wide - a->width - (raddr - word_addr)) * 8;
+#endif
+    uint64_t mask = a->width == 8 ? UINT64_MAX : ((UINT64_C(1) << (8 * a->width)) - 1);
+    uint64_t word = 0;
+    SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_ADD, 0, &word));
+    for (;;) {
+        uint64_t old = (word >> shift) & mask;
+        if (a->op == SHMEMI_AMO_FETCH || (a->op == SHMEMI_AMO_CSWAP && old != (a->cond & mask))) {
+            if (fetched)
+                *fetched = old;
+            return ACLSHMEM_SUCCESS;
+        }
+        uint64_t updated = ucx_state(inst)->host->amo_result(a, old) & mask;
+        uint64_t desired = (word & ~(mask << shift)) | (updated << shift);
+        uint64_t seen = word; /* the condition in, the word's value out */
+        SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_CSWAP, desired, &seen));
+        if (seen == word) {
+            if (fetched)
+                *fetched = old;
+            return ACLSHMEM_SUCCESS;
+        }
+        word = seen; /* another writer came in between: retry with what it left */
+    }
+}
+
+static int ucx_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
+                   uint64_t *fetched)
+{
+    ucx_state_t *st = ucx_state(inst);
+    ucx_peer_t *peer = peer_of(inst, pe);
+    /* Ordered after every earlier put to pe (put-with-signal: data before the signal). */
+    pthread_mutex_lock(&st->lock);
+    ucs_status_t status = ucp_worker_fence(st->worker);
+    pthread_mutex_unlock(&st->lock);
+    if (status != UCS_OK)
+        return op_failed(st, status, "a fence", pe);
+    uint64_t raddr = peer->base[seg] + offset;
+    int integer_word = (a->width == 4 || a->width == 8) && (a->op != SHMEMI_AMO_ADD || a->kind == SHMEMI_AMO_INT);
+    return integer_word ? native_amo(inst, pe, raddr, peer->rkey[seg], a, fetched)
+                        : cas_amo(inst, pe, raddr, peer->rkey[seg], a, fetched);
+}
+
+/* Nothing to ring: the target's UCX progress (its waiters or its progress thread) applies
+ * our writes and rings its own doorbell. */
+static void ucx_notify(shmemi_instance_t *inst, int pe)
+{
+    (void)inst, (void)pe;
+}
+
+static int ucx_quiet(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    pthread_mutex_lock(&st->lock);
+    ucs_status_ptr_t req = ucp_worker_flush_nbx(st->worker, &param);
+    pthread_mutex_unlock(&st->lock);
+    return shmemi_ucx_wait(st, req, "quiet (a flush)", -1);
+}
+
+static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
+{
+    (void)inst, (void)pe, (void)seg, (void)offset;
+    return NULL; /* another node's memory has no address here */
+}
+
+const shmemi_transport_ops_t shmemi_ucx_ops = {
+    .name = "ucx",
+    .put = ucx_put,
+    .get = ucx_get,
+    .amo = ucx_amo,
+    .notify = ucx_notify,
+    .quiet = ucx_quiet,
+    .ptr = ucx_ptr,
+};
