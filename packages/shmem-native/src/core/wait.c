@@ -78,6 +78,8 @@ int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
         if ((rc = shmemi_check_alive(inst)) != ACLSHMEM_SUCCESS)
             break;
         sleep_on(ctrl, seen);
+        if (progress)
+            progress(inst);
     }
     atomic_fetch_sub(&ctrl->sleepers, 1);
     return rc;
