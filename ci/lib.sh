@@ -21,9 +21,11 @@ CI_VENV="${CI_VENV:-$REPO_ROOT/.venv-ci}"
 CI_BUILD_DIR="${CI_BUILD_DIR:-$REPO_ROOT/build-ci}"
 CI_JOBS="${CI_JOBS:-2}"
 
-# Debian packages the build and the tests need.  Later work adds here (e.g. tshark,
-# libucx-dev); a package that is already installed costs nothing.
-APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1)
+# Debian packages the build and the tests need.  Later work adds here (e.g. tshark); a
+# package that is already installed costs nothing.  libucx-dev: the UCX plug-in
+# (libaclshmem_ucx.so, -Ducx=auto); iproute2: `ip netns`, the "nodes" of the multi-node
+# tests (tests/multinode).
+APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1 libucx-dev iproute2)
 
 # Python packages of the venv: the build tools, what the tests import and what builds
 # the documentation (docs/requirements.txt).

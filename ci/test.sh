@@ -103,6 +103,8 @@ for dir in "${PACKAGE_DIRS[@]}"; do
     TEST_DIRS+=("$dir/tests")
 done
 TEST_DIRS+=("$REPO_ROOT/tests")
+# tests/multinode runs mn_suite and libaclshmem (with its UCX plug-in) from this build.
+export SHMEM_NATIVE_BUILD_DIR="$CI_BUILD_DIR"
 
 for tests_dir in "${TEST_DIRS[@]}"; do
     rel="${tests_dir#"$REPO_ROOT"/}"
@@ -114,7 +116,7 @@ for tests_dir in "${TEST_DIRS[@]}"; do
     xml="$RESULTS_DIR/pytest-$(echo "$rel" | tr '/' '_').xml"
     rm -f "$xml"
     status=0
-    "$VENV_PY" -m pytest -q "$tests_dir" --junitxml="$xml" || status=$?
+    "$VENV_PY" -m pytest -q -rs "$tests_dir" --junitxml="$xml" || status=$?
     read -r p f s < <(count_results junit "$xml")
     record "pytest $rel" "$status" "$p" "$f" "$s"
 done
