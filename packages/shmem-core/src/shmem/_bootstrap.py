@@ -12,7 +12,13 @@ passes no ``uid``.
    That unique ID serves the initialisation of instance 0; other instances need a
    ``uid`` passed explicitly (one unique ID per instance).
 
-2. ``torchrun`` (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK is not needed).
+   On several nodes (``--nnodes``), node 0's launcher makes the unique ID and serves it
+   to the other nodes' launchers on ``--master-addr:--master-port`` through the
+   SHMEM_JOB_SECRET exchange below (``SecretUidServer`` / ``fetch_uid``, with the
+   launchers' own names in the messages).
+
+2. ``torchrun`` (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK is not needed,
+   LOCAL_WORLD_SIZE tells one node from several).
    Rank 0 makes a unique ID and hands it to the other ranks.  The unique ID carries the
    job's secret (whoever holds it can join the job and map every PE's heap), so it only
    travels where the job already trusts:
@@ -34,6 +40,14 @@ passes no ``uid``.
      the nonces.  Without torch and without the secret, init fails and says so: there is
      no unauthenticated exchange.
 
+   The unique ID also names PE 0's control-plane address, which every PE connects to.
+   The library's default is loopback, which serves one node only; so unless
+   LOCAL_WORLD_SIZE equals WORLD_SIZE (one node), rank 0 makes it with PE 0 on
+   MASTER_ADDR's address (``uid_address``: the address itself when it is this host's,
+   else the one this host reaches it from); when LOCAL_WORLD_SIZE < WORLD_SIZE and that
+   address can only be loopback, it warns.
+   ``SHMEM_UID_SESSION_ID`` or ``SHMEM_UID_SOCK_IFNAME``, when set, choose instead.
+
    The other ranks keep trying until ``SHMEM_UID_EXCHANGE_TIMEOUT`` seconds (default 120)
    pass.  Each exchange is named by the job (TORCHELASTIC_RUN_ID,
    TORCHELASTIC_RESTART_COUNT, MASTER_PORT), the instance ID and how many times this
@@ -43,12 +57,14 @@ passes no ``uid``.
 
 import hashlib
 import hmac
+import ipaddress
 import os
 import secrets
 import socket
 import struct
 import threading
 import time
+import warnings
 from datetime import timedelta
 
 ENV_UID = "SHMEM_RUN_UID"
@@ -58,6 +74,8 @@ ENV_MEM_SIZE = "SHMEM_RUN_MEM_SIZE"
 ENV_EXCHANGE_PORT = "SHMEM_UID_EXCHANGE_PORT"
 ENV_EXCHANGE_TIMEOUT = "SHMEM_UID_EXCHANGE_TIMEOUT"
 ENV_JOB_SECRET = "SHMEM_JOB_SECRET"
+ENV_UID_SESSION = "SHMEM_UID_SESSION_ID"
+ENV_UID_IFNAME = "SHMEM_UID_SOCK_IFNAME"
 
 UID_SIZE = 136
 
@@ -168,6 +186,8 @@ def torchrun_uid(rank, world_size, host, master_port, instance_id, make_uid):
     generation = next_init_number(instance_id)
     context = job_context(instance_id, generation, master_port)
     timeout = exchange_timeout()
+    if rank == 0:
+        make_uid = _torchrun_uid_maker(make_uid, host, world_size)
     dist = _torch_distributed()
     if dist is not None:
         return _store_exchange(dist, rank, world_size, host, master_port, context, timeout, make_uid)
@@ -183,6 +203,155 @@ def torchrun_uid(rank, world_size, host, master_port, instance_id, make_uid):
         uid = make_uid()
         return uid, SecretUidServer(uid, world_size, host, port, context, secret, timeout)
     return fetch_uid(rank, host, port, context, secret, timeout), None
+
+
+def _torchrun_multi_node(world_size):
+    """True / False when LOCAL_WORLD_SIZE tells whether the ranks span several nodes, else None."""
+    try:
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", ""))
+    except ValueError:
+        return None
+    return local < world_size
+
+
+def _torchrun_uid_maker(make_uid, master_addr, world_size):
+    """make_uid, made to put an address of MASTER_ADDR's host in the unique ID when the
+    ranks may span several nodes (the library's default, loopback, serves one node)."""
+    multi_node = _torchrun_multi_node(world_size)
+    if multi_node is False:
+        return make_uid
+
+    def make():
+        session, note = uid_address(master_addr, multi_node=bool(multi_node), what="MASTER_ADDR")
+        if note and multi_node:
+            warnings.warn(f"shmem: {note}", RuntimeWarning, stacklevel=2)
+        return make_uid_at(make_uid, session)
+
+    return make
+
+
+# ---------------------------------------------------------------------------
+# PE 0's address in a unique ID made for several nodes
+#
+# aclshmem_get_unique_id puts PE 0's control-plane address in the unique ID: the one of
+# SHMEM_UID_SESSION_ID (ip:port), else of the interface SHMEM_UID_SOCK_IFNAME, else
+# loopback, which only PEs on the same host (and network namespace) can reach.  For a
+# job across nodes, the launcher of node 0 (or torchrun's rank 0) knows an address the
+# other nodes reach it at, the master address, and makes the unique ID with it.
+# ---------------------------------------------------------------------------
+
+def _resolve(host):
+    """[(family, ip)] of host, in getaddrinfo's order, without repeats."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return []
+    out = []
+    for family, _, _, _, sockaddr in infos:
+        if family in (socket.AF_INET, socket.AF_INET6) and (family, sockaddr[0]) not in out:
+            out.append((family, sockaddr[0]))
+    return out
+
+
+def _is_local(family, ip):
+    """Whether ip is an address of this host (in this network namespace)."""
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((ip, 0))
+        return True
+    except OSError:
+        return False
+
+
+def _route_source(family, ip):
+    """The address this host sends from to reach ip (no packet is sent), or None."""
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((ip, 9))
+            return s.getsockname()[0]
+    except OSError:
+        return None
+
+
+def _is_loopback(ip):
+    try:
+        return ipaddress.ip_address(ip.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_ip_literal(host):
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+        return True
+    except ValueError:
+        return False
+
+
+def _session_text(family, ip):
+    return f"[{ip}]:0" if family == socket.AF_INET6 else f"{ip}:0"
+
+
+def master_is_local(master_addr):
+    """Whether master_addr names an address of this host (network namespace)."""
+    return any(_is_local(family, ip) for family, ip in _resolve(master_addr))
+
+
+def uid_address(master_addr, multi_node=True, what="the master address"):
+    """Where PE 0 should listen when the unique ID is made on the host of master_addr
+    (the address the other nodes reach this host at).
+
+    Returns (session, note): session is a value for SHMEM_UID_SESSION_ID ("ip:0", a free
+    port at ip) or None to keep the library's choice; note says why the result may not be
+    reachable from other hosts (None when all is well).  SHMEM_UID_SESSION_ID and
+    SHMEM_UID_SOCK_IFNAME, when set, are the user's choice and win."""
+    if os.environ.get(ENV_UID_SESSION) or os.environ.get(ENV_UID_IFNAME):
+        return None, None
+    fix = (f"give node 0's address on the network the nodes share, or set {ENV_UID_IFNAME} "
+           f"(an interface) or {ENV_UID_SESSION} (ip:port) for PE 0's address")
+    addrs = _resolve(master_addr)
+    if not addrs:
+        return None, (f"{what} {master_addr!r} does not resolve here, so PE 0 listens on loopback, which "
+                      f"PEs on other hosts cannot reach: {fix}")
+    local = [(family, ip) for family, ip in addrs if _is_local(family, ip)]
+    for family, ip in local:
+        if not _is_loopback(ip):
+            return _session_text(family, ip), None
+    if local:
+        family, ip = local[0]
+        if not multi_node:
+            return _session_text(family, ip), None
+        if _is_ip_literal(master_addr):
+            return _session_text(family, ip), (
+                f"{what} {master_addr} is a loopback address: PE 0 listens on {ip}, so only PEs on this "
+                "host (and network namespace) can join; for nodes on other hosts, " + fix)
+        return _session_text(family, ip), (
+            f"{what} {master_addr!r} resolves to {ip} on this host, a loopback address: PE 0 listens "
+            f"there, which PEs on other hosts cannot reach (nor can they reach {master_addr!r} there); "
+            + fix)
+    # master_addr is not an address of this host (a forwarded or virtual address): the
+    # address this host sends from towards it is on the network the nodes share.
+    family, ip = addrs[0]
+    source = _route_source(family, ip)
+    if source and not _is_loopback(source):
+        return _session_text(family, source), None
+    return None, (f"{what} {master_addr!r} is not an address of this host and no route to it was found, "
+                  f"so PE 0 listens on loopback, which PEs on other hosts cannot reach: {fix}")
+
+
+def make_uid_at(make_uid, session):
+    """make_uid() with SHMEM_UID_SESSION_ID set to session (unless None) for the call."""
+    if session is None:
+        return make_uid()
+    old = os.environ.get(ENV_UID_SESSION)
+    os.environ[ENV_UID_SESSION] = session
+    try:
+        return make_uid()
+    finally:
+        if old is None:
+            os.environ.pop(ENV_UID_SESSION, None)
+        else:
+            os.environ[ENV_UID_SESSION] = old
 
 
 # ---------------------------------------------------------------------------
@@ -271,6 +440,24 @@ HANDSHAKE_SECONDS = 5.0
 MAX_HANDSHAKES = 32
 
 
+class Roles:
+    """How the messages of an exchange name its two sides: torchrun's ranks, or the
+    launchers of the nodes of ``python -m shmem.run --nnodes``."""
+
+    def __init__(self, client, server, group, wait_hint, bind_hint):
+        self.client = client        # "rank 3"
+        self.server = server        # "rank 0"
+        self.group = group          # "the ranks"
+        self.wait_hint = wait_hint  # what to check when the server never answers
+        self.bind_hint = bind_hint  # what to do when the server cannot listen
+
+
+def torchrun_roles(rank=0):
+    return Roles(f"rank {rank}", "rank 0", "the ranks",
+                 f"Is rank 0 running and calling init? Set {ENV_EXCHANGE_PORT} if that port is taken",
+                 f"Set {ENV_EXCHANGE_PORT} to a free port (the same on every rank), or pass uid= to init")
+
+
 def _derive_key(secret):
     return hmac.new(secret.encode(), b"shmem unique-id exchange v2", hashlib.sha256).digest()
 
@@ -311,11 +498,20 @@ def _recv_exact(conn, n, deadline):
 
 class SecretUidServer:
     """Rank 0's side: serves ``uid`` to clients that prove they hold the job secret,
-    until close() or ``timeout`` seconds pass."""
+    until close() or ``timeout`` seconds pass.
 
-    def __init__(self, uid, world_size, host, port, context, secret, timeout):
+    ``served`` holds the ranks that got the unique ID, and ``all_served`` is set once
+    every rank 1..world_size-1 has; ``refused`` lists (address, rank) of clients whose
+    proof of the secret was wrong."""
+
+    def __init__(self, uid, world_size, host, port, context, secret, timeout, roles=None):
+        roles = roles or torchrun_roles()
         self.uid = uid
         self.world_size = world_size
+        self.served = set()
+        self.all_served = threading.Event()
+        self.refused = []
+        self._record_lock = threading.Lock()
         self.context_digest = hashlib.sha256(context.encode()).digest()
         self.key = _derive_key(secret)
         self.deadline = time.monotonic() + timeout
@@ -329,8 +525,7 @@ class SecretUidServer:
         except OSError as exc:
             sock.close()
             raise BootstrapError(
-                f"rank 0 cannot serve the unique ID on {host}:{port}: {exc}. Set {ENV_EXCHANGE_PORT} "
-                "to a free port (the same on every rank), or pass uid= to init") from None
+                f"{roles.server} cannot serve the unique ID on {host}:{port}: {exc}. {roles.bind_hint}") from None
         sock.listen(128)
         sock.settimeout(0.2)
         self.sock = sock
@@ -338,13 +533,14 @@ class SecretUidServer:
         if world_size > 1:
             self.thread.start()
         else:
+            self.all_served.set()
             self.close()
 
     def _accept_loop(self):
         try:
             while not self.closed.is_set() and time.monotonic() < self.deadline:
                 try:
-                    conn, _ = self.sock.accept()
+                    conn, peer = self.sock.accept()
                 except socket.timeout:
                     continue
                 except OSError:
@@ -354,21 +550,21 @@ class SecretUidServer:
                 if not self.slots.acquire(blocking=False):
                     conn.close()
                     continue
-                threading.Thread(target=self._serve_one, args=(conn,), name="shmem-uid-handshake",
+                threading.Thread(target=self._serve_one, args=(conn, peer), name="shmem-uid-handshake",
                                  daemon=True).start()
         finally:
             self.close()
 
-    def _serve_one(self, conn):
+    def _serve_one(self, conn, peer):
         try:
             with conn:
-                self._handshake(conn, time.monotonic() + HANDSHAKE_SECONDS)
+                self._handshake(conn, peer, time.monotonic() + HANDSHAKE_SECONDS)
         except (OSError, ValueError, struct.error):
             pass  # a client that breaks the protocol learns nothing and is dropped
         finally:
             self.slots.release()
 
-    def _handshake(self, conn, deadline):
+    def _handshake(self, conn, peer, deadline):
         magic, rank, context_digest, cnonce = _HELLO.unpack(_recv_exact(conn, _HELLO.size, deadline))
         if (magic != _MAGIC or not hmac.compare_digest(context_digest, self.context_digest)
                 or not 0 < rank < self.world_size):
@@ -379,10 +575,17 @@ class SecretUidServer:
         transcript = _transcript(self.context_digest, rank, cnonce, snonce)
         proof = _recv_exact(conn, _MAC, deadline)
         if not hmac.compare_digest(proof, _mac(self.key, b"client", transcript)):
+            with self._record_lock:
+                if len(self.refused) < 100:
+                    self.refused.append((peer[0], rank))
             conn.sendall(bytes([_REJECTED]))
             return
         sealed = _xor(self.uid, _key_stream(self.key, transcript, len(self.uid)))
         conn.sendall(bytes([_OK]) + sealed + _mac(self.key, b"server", transcript, sealed))
+        with self._record_lock:
+            self.served.add(rank)
+            if len(self.served) == self.world_size - 1:
+                self.all_served.set()
 
     def close(self):
         self.closed.set()
@@ -396,7 +599,7 @@ class _OtherJob(Exception):
     """The server at the address serves another job, instance or init (for now)."""
 
 
-def _ask_once(conn, rank, context_digest, key, deadline, where):
+def _ask_once(conn, rank, context_digest, key, deadline, where, roles):
     cnonce = secrets.token_bytes(_NONCE)
     conn.sendall(_HELLO.pack(_MAGIC, rank, context_digest, cnonce))
     status = _recv_exact(conn, 1, deadline)[0]
@@ -408,21 +611,22 @@ def _ask_once(conn, rank, context_digest, key, deadline, where):
     status = _recv_exact(conn, 1, deadline)[0]
     if status == _REJECTED:
         raise BootstrapError(
-            f"rank 0 at {where} rejected rank {rank}'s proof of {ENV_JOB_SECRET}: the ranks were started "
-            f"with different {ENV_JOB_SECRET} values")
+            f"{roles.server} at {where} rejected {roles.client}'s proof of {ENV_JOB_SECRET}: {roles.group} "
+            f"were started with different {ENV_JOB_SECRET} values")
     reply = _recv_exact(conn, UID_SIZE + _MAC, deadline)
     sealed, mac = reply[:UID_SIZE], reply[UID_SIZE:]
     if status != _OK or not hmac.compare_digest(mac, _mac(key, b"server", transcript, sealed)):
         raise BootstrapError(
-            f"the server at {where} did not prove that it holds {ENV_JOB_SECRET}: it is not rank 0 of this "
-            f"job, or rank 0 has a different {ENV_JOB_SECRET}")
+            f"the server at {where} did not prove that it holds {ENV_JOB_SECRET}: it is not {roles.server} "
+            f"of this job, or {roles.server} has a different {ENV_JOB_SECRET}")
     return _xor(sealed, _key_stream(key, transcript, UID_SIZE))
 
 
-def fetch_uid(rank, host, port, context, secret, timeout):
+def fetch_uid(rank, host, port, context, secret, timeout, roles=None):
     """A rank other than 0: asks rank 0 for the unique ID, proving it holds ``secret``,
     until rank 0 answers or ``timeout`` seconds pass."""
-    where = f"{host}:{port}"
+    roles = roles or torchrun_roles(rank)
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     context_digest = hashlib.sha256(context.encode()).digest()
     key = _derive_key(secret)
     deadline = time.monotonic() + timeout
@@ -431,12 +635,12 @@ def fetch_uid(rank, host, port, context, secret, timeout):
         try:
             with socket.create_connection((host, port), timeout=HANDSHAKE_SECONDS) as conn:
                 step_deadline = min(deadline, time.monotonic() + HANDSHAKE_SECONDS)
-                return _ask_once(conn, rank, context_digest, key, step_deadline, where)
+                return _ask_once(conn, rank, context_digest, key, step_deadline, where, roles)
         except _OtherJob:
             last = "the server there serves another job, instance or init"
         except OSError as exc:
             last = exc
         time.sleep(0.1)
     raise BootstrapError(
-        f"rank {rank} got no unique ID from rank 0 at {where} within {timeout:g} s (last error: {last}). "
-        f"Is rank 0 running and calling init? Set {ENV_EXCHANGE_PORT} if that port is taken")
+        f"{roles.client} got no unique ID from {roles.server} at {where} within {timeout:g} s (last error: "
+        f"{last}). {roles.wait_hint}")
