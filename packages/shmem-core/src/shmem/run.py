@@ -14,6 +14,28 @@ runs a module instead of a script, as ``python -m`` does.
 * The exit status is that of the first PE that failed, or 0.
 * When ``SHMEM_JOB_SECRET`` is not set, the PEs get a fresh random one, so a program that
   initialises in DEFAULT mode (``ip_port = "tcp://host:port"``) is authenticated too.
+
+Several nodes: start one launcher on each node, with the same ``--nnodes``, ``-n`` (PEs
+per node), ``--master-addr``, ``--master-port`` and ``SHMEM_JOB_SECRET``::
+
+    SHMEM_JOB_SECRET=... python -m shmem.run --nnodes 2 --node-rank 0 \\
+        --master-addr 10.0.0.1 --master-port 29500 -n 4 prog.py      # on 10.0.0.1
+    SHMEM_JOB_SECRET=... python -m shmem.run --nnodes 2 --node-rank 1 \\
+        --master-addr 10.0.0.1 --master-port 29500 -n 4 prog.py      # on another node
+
+* PE numbers are node-major: node R runs PEs R*n .. R*n+n-1 of N*n.
+* Node 0's launcher must run on the host of ``--master-addr``.  It makes the unique ID,
+  with PE 0 listening on the master address (unless ``SHMEM_UID_SESSION_ID`` or
+  ``SHMEM_UID_SOCK_IFNAME`` choose otherwise), and serves it on master-addr:master-port
+  to the other nodes' launchers that prove they hold ``SHMEM_JOB_SECRET`` (the
+  HMAC-SHA256 exchange of ``shmem._bootstrap``, also used under torchrun without torch);
+  the unique ID travels encrypted.  ``SHMEM_JOB_SECRET`` must be set, to the same
+  private value on every node: without it the launcher refuses to start.
+* The other launchers try to fetch it for ``--join-timeout`` seconds (default
+  ``SHMEM_UID_EXCHANGE_TIMEOUT``, or 120); node 0 stops its PEs when a node has not
+  joined by then.  Either way the launcher says what went wrong and exits with status 1.
+* Each launcher supervises its own PEs as above; a failure on one node reaches the
+  others through the library (their PEs lose PE 0 or their peers and fail).
 """
 
 import argparse
@@ -27,16 +49,40 @@ import time
 
 from . import _bootstrap
 
-__all__ = ["main", "launch"]
+__all__ = ["main", "launch", "LaunchError"]
+
+
+class LaunchError(RuntimeError):
+    """The job could not be set up (nodes did not join, bad multi-node setup)."""
+
+
+def _port(text):
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not in 1..65535")
+    return port
+
+
+def _host(text):
+    host = text.strip()
+    if host.startswith("[") and host.endswith("]"):  # [ipv6]
+        host = host[1:-1]
+    if not host:
+        raise argparse.ArgumentTypeError("the master address is empty")
+    return host
 
 
 def _parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="python -m shmem.run",
-        description="Run N processing elements (PEs) of a SHMEM program on this machine.",
+        description="Run N processing elements (PEs) of a SHMEM program on this machine, or N on each "
+                    "of several nodes (--nnodes, one launcher per node).",
     )
-    parser.add_argument("-n", "--npes", "--nproc", dest="npes", type=int, required=True,
-                        help="number of PEs to start")
+    parser.add_argument("-n", "--npes", "--nproc", "--nproc-per-node", dest="npes", type=int, required=True,
+                        help="number of PEs to start (on this node)")
     parser.add_argument("--mem-size", default=None,
                         help="default symmetric heap size of init() when the program passes none "
                              "(bytes, or with a K/M/G suffix)")
@@ -46,11 +92,40 @@ def _parse_args(argv):
                         help="seconds between SIGTERM and SIGKILL when stopping PEs (default 3)")
     parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines with [PE i]")
     parser.add_argument("-m", dest="module", default=None, help="run a module (like python -m)")
+    multi = parser.add_argument_group(
+        "several nodes", "Start one launcher per node with the same --nnodes, -n, --master-addr, "
+        "--master-port and SHMEM_JOB_SECRET (required, the same private value on every node). PEs are "
+        "numbered node-major: node R runs PEs R*n .. R*n+n-1.")
+    multi.add_argument("--nnodes", type=int, default=1, help="number of nodes (default 1)")
+    multi.add_argument("--node-rank", "--node_rank", dest="node_rank", type=int, default=0,
+                       help="this node's number, 0..nnodes-1 (default 0); node 0 runs on the master address")
+    multi.add_argument("--master-addr", "--master_addr", dest="master_addr", type=_host, default=None,
+                       help="node 0's address, reachable from every node: node 0's launcher serves the "
+                            "job's unique ID there, and PE 0 listens there")
+    multi.add_argument("--master-port", "--master_port", dest="master_port", type=_port, default=None,
+                       help="the port on the master address where node 0's launcher serves the unique ID")
+    multi.add_argument("--join-timeout", type=float, default=None,
+                       help="seconds the nodes have to join (to fetch the unique ID from node 0) before "
+                            "the launchers give up (default: SHMEM_UID_EXCHANGE_TIMEOUT, or 120)")
     parser.add_argument("program", nargs="?", help="the Python script every PE runs")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
     ns = parser.parse_args(argv)
     if ns.npes < 1:
         parser.error("-n must be at least 1")
+    if ns.nnodes < 1:
+        parser.error("--nnodes must be at least 1")
+    if not 0 <= ns.node_rank < ns.nnodes:
+        parser.error(f"--node-rank must be in 0..{ns.nnodes - 1} (--nnodes {ns.nnodes}), not {ns.node_rank}")
+    if ns.join_timeout is not None and not ns.join_timeout > 0:
+        parser.error("--join-timeout must be a positive number of seconds")
+    if ns.nnodes > 1:
+        missing = [opt for opt, value in (("--master-addr", ns.master_addr), ("--master-port", ns.master_port))
+                   if value is None]
+        if missing:
+            parser.error(f"--nnodes {ns.nnodes} needs {' and '.join(missing)}: where node 0's launcher "
+                         "serves the job's unique ID to the other nodes")
+        if not os.environ.get(_bootstrap.ENV_JOB_SECRET):
+            parser.error(_NO_SECRET)
     if ns.module is None and ns.program is None:
         parser.error("name a program (prog.py) or a module (-m module)")
     if ns.module is not None and ns.program is not None:
@@ -62,6 +137,31 @@ def _parse_args(argv):
         except ValueError as exc:
             parser.error(str(exc))
     return ns
+
+
+_NO_SECRET = (
+    f"a job on several nodes needs {_bootstrap.ENV_JOB_SECRET}, the same private value on every node: "
+    "node 0's launcher hands the job's unique ID only to launchers that prove they hold it. "
+    f"Set it, e.g. export {_bootstrap.ENV_JOB_SECRET}=$(openssl rand -hex 32), and pass it to every node "
+    "by a private channel")
+
+
+def _context(nnodes, npes, master_port):
+    """The public name of a multi-node job's unique-ID exchange (launchers of another job
+    shape, or of another job on the port, are not served)."""
+    return f"shmem.run|nodes={nnodes}|pes-per-node={npes}|port={master_port}"
+
+
+def _roles(node_rank, nnodes, npes, master_port):
+    return _bootstrap.Roles(
+        f"node {node_rank}'s launcher", "node 0's launcher", "the nodes",
+        f"Is node 0's launcher running on the host of --master-addr, reachable from here, with the same "
+        f"--nnodes {nnodes}, -n {npes} and --master-port {master_port}?",
+        "Choose a free --master-port (the same on every node)")
+
+
+def _address_text(host, port):
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class _Output:
@@ -98,23 +198,100 @@ def _signal_group(proc, sig):
         pass
 
 
-def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix=True,
-           env=None, stdout=None, stderr=None):
-    """Runs ``command`` (a list) as ``npes`` PEs; returns the job's exit status."""
+def _note(err, lock, text):
+    with lock:
+        try:
+            err.write(f"shmem.run: {text}\n".encode())
+            err.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock):
+    """Node 0: makes the unique ID (PE 0 on the master address) and serves it to the other
+    nodes' launchers.  Returns (uid bytes, server)."""
     from . import _pyshmem
 
-    uid = _pyshmem.aclshmem_get_unique_id()
+    if not _bootstrap.master_is_local(master_addr):
+        raise LaunchError(
+            f"--master-addr {master_addr} is not an address of this host (or network namespace), but node "
+            "0's launcher serves the unique ID there: run node 0 on the host of the master address, or give "
+            "that host's address the other nodes reach it at")
+    session, note = _bootstrap.uid_address(master_addr, multi_node=True, what="--master-addr")
+    if note:
+        _note(err, lock, "note: " + note)
+    uid = _bootstrap.make_uid_at(_pyshmem.aclshmem_get_unique_id, session)
+    try:
+        server = _bootstrap.SecretUidServer(
+            uid, nnodes, master_addr, master_port, _context(nnodes, npes, master_port), secret,
+            join_timeout, roles=_roles(0, nnodes, npes, master_port))
+    except _bootstrap.BootstrapError as exc:
+        raise LaunchError(str(exc)) from None
+    return uid, server
+
+
+def _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_timeout):
+    """Node R > 0: the unique ID from node 0's launcher."""
+    try:
+        return _bootstrap.fetch_uid(node_rank, master_addr, master_port, _context(nnodes, npes, master_port),
+                                    secret, join_timeout, roles=_roles(node_rank, nnodes, npes, master_port))
+    except _bootstrap.BootstrapError as exc:
+        raise LaunchError(str(exc)) from None
+
+
+def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix=True,
+           env=None, stdout=None, stderr=None, nnodes=1, node_rank=0, master_addr=None,
+           master_port=None, join_timeout=None):
+    """Runs ``command`` (a list) as ``npes`` PEs; returns the job's exit status.
+
+    With ``nnodes`` > 1 this is node ``node_rank`` of the job: it runs global PEs
+    node_rank*npes .. node_rank*npes+npes-1 of nnodes*npes, and gets the unique ID from
+    node 0's launcher on ``master_addr:master_port`` (node 0 makes and serves it).
+    ``SHMEM_JOB_SECRET`` must be set in ``env`` (or the environment).  Raises
+    LaunchError when the nodes cannot form the job."""
     base_env = dict(os.environ if env is None else env)
+    out = stdout if stdout is not None else sys.stdout.buffer
+    err = stderr if stderr is not None else sys.stderr.buffer
+    lock = threading.Lock()
+    if not 0 <= node_rank < nnodes:
+        raise LaunchError(f"node_rank must be in 0..{nnodes - 1}, not {node_rank}")
+    server = None
+    join_deadline = None
+    if nnodes > 1:
+        secret = base_env.get(_bootstrap.ENV_JOB_SECRET)
+        if not secret:
+            raise LaunchError(_NO_SECRET)
+        if master_addr is None or master_port is None:
+            raise LaunchError("a job on several nodes needs master_addr and master_port")
+        if join_timeout is None:
+            join_timeout = _bootstrap.exchange_timeout()
+        if node_rank == 0:
+            uid, server = _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock)
+            join_deadline = time.monotonic() + join_timeout
+        else:
+            uid = _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_timeout)
+    else:
+        from . import _pyshmem
+
+        uid = _pyshmem.aclshmem_get_unique_id()
+    try:
+        return _run_pes(npes, command, uid, base_env, node_rank * npes, nnodes * npes, mem_size, timeout,
+                        kill_grace, prefix, out, err, lock, server, join_deadline, join_timeout,
+                        None if server is None else _address_text(master_addr, master_port))
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, kill_grace, prefix, out, err,
+             lock, server, join_deadline, join_timeout, join_where):
     base_env.setdefault("PYTHONUNBUFFERED", "1")
     base_env[_bootstrap.ENV_UID] = uid.hex()
-    base_env[_bootstrap.ENV_NPES] = str(npes)
+    base_env[_bootstrap.ENV_NPES] = str(total)
     if not base_env.get("SHMEM_JOB_SECRET"):  # DEFAULT-mode (tcp://) init needs one
         base_env["SHMEM_JOB_SECRET"] = secrets.token_hex(32)
     if mem_size is not None:
         base_env[_bootstrap.ENV_MEM_SIZE] = str(_bootstrap.parse_size(mem_size))
-    out = stdout if stdout is not None else sys.stdout.buffer
-    err = stderr if stderr is not None else sys.stderr.buffer
-    lock = threading.Lock()
 
     procs = []
     pumps = []
@@ -131,10 +308,10 @@ def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix
         for s in (signal.SIGINT, signal.SIGTERM):
             old_handlers[s] = signal.signal(s, on_signal)
     try:
-        for rank in range(npes):
+        for rank in range(first_pe, first_pe + npes):
             penv = dict(base_env)
             penv[_bootstrap.ENV_PE] = str(rank)
-            width = len(str(npes - 1))
+            width = len(str(total - 1))
             tag = f"[PE {rank:>{width}}] ".encode() if prefix else b""
             proc = subprocess.Popen(
                 command, env=penv, stdin=subprocess.DEVNULL,
@@ -147,16 +324,36 @@ def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix
         deadline = None if timeout is None else time.monotonic() + timeout
         first_failure = None
         stopping_since = None
+        refusals_told = 0
         while True:
             running = [p for p in procs if p.poll() is None]
             if first_failure is None:
-                for rank, p in enumerate(procs):
+                for index, p in enumerate(procs):
                     if p.returncode not in (None, 0):
-                        first_failure = (rank, _status(p.returncode))
+                        first_failure = (first_pe + index, _status(p.returncode))
                         break
             if not running:
                 break
             now = time.monotonic()
+            if server is not None:
+                refused = list(server.refused)
+                for where, node in refused[refusals_told:3]:
+                    _note(err, lock, f"refused a launcher at {where} that asked to join as node {node}: it "
+                                     f"does not hold this job's {_bootstrap.ENV_JOB_SECRET}")
+                refusals_told = max(refusals_told, min(len(refused), 3))
+                if server.all_served.is_set():
+                    server.close()  # every node has the unique ID: free the master port
+                    server = None
+                elif first_failure is None and stopping_since is None and now > join_deadline:
+                    missing = [str(r) for r in range(1, server.world_size) if r not in server.served]
+                    why = ""
+                    if refused:
+                        why = (f" ({len(refused)} attempt(s) without this job's {_bootstrap.ENV_JOB_SECRET} "
+                               "were refused)")
+                    _note(err, lock, f"node(s) {', '.join(missing)} did not join within {join_timeout:g} s: "
+                                     f"they fetch the unique ID from this launcher on "
+                                     f"{join_where}{why}; stopping the job")
+                    first_failure = (-1, 1)
             if stopping_since is None and (first_failure is not None or received
                                            or (deadline is not None and now > deadline)):
                 if first_failure is None and not received:
@@ -201,10 +398,15 @@ def main(argv=None):
         command = [sys.executable, ns.program] + ns.args
     try:
         return launch(ns.npes, command, mem_size=ns.mem_size, timeout=ns.timeout,
-                      kill_grace=ns.kill_grace, prefix=not ns.no_prefix)
-    except (OSError, RuntimeError) as exc:
+                      kill_grace=ns.kill_grace, prefix=not ns.no_prefix, nnodes=ns.nnodes,
+                      node_rank=ns.node_rank, master_addr=ns.master_addr, master_port=ns.master_port,
+                      join_timeout=ns.join_timeout)
+    except (OSError, RuntimeError, ValueError) as exc:
         sys.stderr.write(f"shmem.run: {exc}\n")
         return 1
+    except KeyboardInterrupt:  # while waiting for node 0, before any PE started
+        sys.stderr.write("shmem.run: interrupted\n")
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":
