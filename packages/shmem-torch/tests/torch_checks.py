@@ -498,9 +498,7 @@ def library_path_when_not_mapped():
         got = torch.empty(5, 3, dtype=torch.int64).t()  # non-contiguous destination
         st.get(got, t, nxt)
         assert bool((got == rank + 10).all())
-        from shmem.core import AclshmemError
-
-        expect_raises(AclshmemError, st.peer_tensor, t, nxt, match="another node")
+        assert st.peer_tensor(t, nxt) is None  # as for a PE on another node
     finally:
         T._Allocation.peer_flat = orig
     st.barrier()

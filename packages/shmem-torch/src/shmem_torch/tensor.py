@@ -245,8 +245,9 @@ class _Allocation:
         except KeyError:
             pass
         flat = None
-        if _pyshmem.aclshmem_ptr(self.base, pe):
-            flat = torch.from_dlpack(core.get_peer_buffer(self.buffer, pe))
+        peer = core.get_peer_buffer(self.buffer, pe)
+        if peer is not None:
+            flat = torch.from_dlpack(peer)
         self.peers[pe] = flat
         return flat
 
@@ -550,17 +551,13 @@ def peer_tensor(tensor, pe):
     """A zero-copy view of PE ``pe``'s copy of the symmetric tensor ``tensor`` (or of a
     view or slice of one): reading it reads that PE's memory, ``peer.copy_(x)`` writes it.
 
-    ``pe`` is a world PE number on this node; a PE on another node raises
-    ``AclshmemError`` (use ``put``/``get`` for it).  The view is valid while the tensor
+    ``pe`` is a world PE number; for a PE on another node, whose memory is not mapped
+    here, it returns None (use ``put``/``get`` for it).  The view is valid while the tensor
     is allocated; after ``aclshmem_free_tensor`` (or finalize) writes through it raise
     and reads see stale data (or zeros after finalize)."""
     alloc, offset = resolve(tensor, "tensor")
     pe = check_pe(pe)
-    view = peer_view(alloc, offset, tensor, pe)
-    if view is None:
-        raise AclshmemError(f"peer_tensor: PE {pe} is on another node, its memory is not mapped here "
-                            "(use shmem_torch.put/get)")
-    return view
+    return peer_view(alloc, offset, tensor, pe)
 
 
 def finalize_warning(count, instance_id):

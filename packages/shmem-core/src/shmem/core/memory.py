@@ -184,17 +184,18 @@ def free(buf):
 
 def get_peer_buffer(buf, pe):
     """The address of ``buf``'s symmetric twin on PE ``pe``, as a Buffer this process can
-    load from and store to.  Raises AclshmemError for an invalid address or PE (including a
-    PE on another node, whose memory is not mapped here)."""
+    load from and store to, or None when PE ``pe`` is on another node (its memory is not
+    mapped here; put/get reach it).  Raises AclshmemError for an invalid address or PE."""
     check_buffer(buf, "buf")
     pe = check_int(pe, "pe")
     n = _pyshmem.pe_count()
     if not 0 <= pe < max(n, 0):
         raise AclshmemError(f"get_peer_buffer: PE {pe} is not in [0, {n})")
+    _pyshmem.aclshmemx_clear_last_error()
     addr = _pyshmem.aclshmem_ptr(buf.addr, pe)
     if not addr:
         text = _pyshmem.aclshmemx_get_last_error()
-        raise AclshmemError(
-            f"get_peer_buffer: no address of {buf.addr:#x} on PE {pe} (not a symmetric address, "
-            f"or PE {pe} is on another node){': ' + text if text else ''}")
+        if not text:  # a valid address and PE without a mapping: another node
+            return None
+        raise AclshmemError(f"get_peer_buffer: no address of {buf.addr:#x} on PE {pe}: {text}")
     return Buffer._borrowed(buf, addr)
