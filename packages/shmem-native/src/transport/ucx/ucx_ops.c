@@ -84,7 +84,8 @@ static int ucx_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
 
 /* One UCP atomic on a 4- or 8-byte word.  With reply (a fetching operation, SWAP, CSWAP) it
  * waits for the result; without, it is posted (UCP copies the operand) and completes at the
- * next quiet, as a put does.  For CSWAP *reply holds the condition on entry. */
+ * next quiet, as a put does.  For CSWAP UCP takes the condition as the operand and the new
+ * value in *reply ("Result=Y; if (X==Y) then Y=Z", X = buffer, Z = reply_buffer). */
 static int word_atomic(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, int width,
                        ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
 {
@@ -127,10 +128,11 @@ static int native_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_
                       uint64_t *fetched)
 {
     ucp_atomic_op_t op = native_op(a->op);
-    uint64_t value = a->op == SHMEMI_AMO_FETCH ? 0 : a->value;
-    int needs_reply = fetched || op == UCP_ATOMIC_OP_SWAP || op == UCP_ATOMIC_OP_CSWAP;
-    uint64_t reply = a->op == SHMEMI_AMO_CSWAP ? a->cond : 0;
-    SHMEMI_TRY(word_atomic(inst, pe, raddr, rkey, a->width, op, value, needs_reply ? &reply : NULL));
+    int cswap = op == UCP_ATOMIC_OP_CSWAP;
+    uint64_t operand = a->op == SHMEMI_AMO_FETCH ? 0 : cswap ? a->cond : a->value;
+    int needs_reply = fetched || op == UCP_ATOMIC_OP_SWAP || cswap;
+    uint64_t reply = cswap ? a->value : 0;
+    SHMEMI_TRY(word_atomic(inst, pe, raddr, rkey, a->width, op, operand, needs_reply ? &reply : NULL));
     if (fetched)
         *fetched = reply;
     return ACLSHMEM_SUCCESS;
@@ -161,8 +163,8 @@ static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h r
         }
         uint64_t updated = ucx_state(inst)->host->amo_result(a, old) & mask;
         uint64_t desired = (word & ~(mask << shift)) | (updated << shift);
-        uint64_t seen = word; /* the condition in, the word's value out */
-        SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_CSWAP, desired, &seen));
+        uint64_t seen = desired; /* the new value in, the word's value out */
+        SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_CSWAP, word, &seen));
         if (seen == word) {
             if (fetched)
                 *fetched = old;
