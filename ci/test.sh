@@ -121,6 +121,19 @@ for tests_dir in "${TEST_DIRS[@]}"; do
     record "pytest $rel" "$status" "$p" "$f" "$s"
 done
 
+# The UCX plug-in under AddressSanitizer + UBSan: the multi-node C suite again, with the
+# sanitized build's library, plug-in and mn_suite.
+if [[ " ${CI_SANITIZERS-asan tsan} " == *" asan "* ]]; then
+    step "pytest tests/multinode/test_multinode.py (asan+ubsan build)"
+    xml="$RESULTS_DIR/pytest-multinode-asan.xml"
+    rm -f "$xml"
+    status=0
+    SHMEM_NATIVE_BUILD_DIR="$CI_ASAN_BUILD_DIR" with_sanitizer_options \
+        "$VENV_PY" -m pytest -q -rs "$REPO_ROOT/tests/multinode/test_multinode.py" --junitxml="$xml" || status=$?
+    read -r p f s < <(count_results junit "$xml")
+    record "pytest multinode (asan+ubsan)" "$status" "$p" "$f" "$s"
+fi
+
 # --- packaging ----------------------------------------------------------------------
 step "wheels: ci/wheels.sh"
 status=0
