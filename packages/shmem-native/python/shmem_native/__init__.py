@@ -8,6 +8,7 @@ against it::
     shmem_native.library_path()   # .../shmem_native/lib/libaclshmem.so
     shmem_native.include_dir()    # .../shmem_native/include  (aclshmem.h)
     shmem_native.pkgconfig_dir()  # .../shmem_native/lib/pkgconfig  (aclshmem.pc)
+    shmem_native.ucx_plugin_path()  # .../shmem_native/lib/libaclshmem_ucx.so, or None
 
 For example ``PKG_CONFIG_PATH=$(python -c 'import shmem_native as n;
 print(n.pkgconfig_dir())') cc prog.c $(pkg-config --cflags --libs aclshmem)``.
@@ -17,11 +18,15 @@ import os
 
 from . import _build_info
 
-__all__ = ["__version__", "library_path", "library_dir", "include_dir", "pkgconfig_dir"]
+__all__ = ["__version__", "library_path", "library_dir", "include_dir", "pkgconfig_dir", "ucx_plugin_path",
+           "UCX_PLUGIN_FILE"]
 
 __version__ = _build_info.VERSION
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: The file name of the UCX transport plug-in, which libaclshmem looks for beside itself.
+UCX_PLUGIN_FILE = "libaclshmem_ucx.so"
 
 
 def library_dir() -> str:
@@ -51,3 +56,14 @@ def include_dir() -> str:
 def pkgconfig_dir() -> str:
     """The folder holding ``aclshmem.pc``; add it to ``PKG_CONFIG_PATH``."""
     return os.path.join(library_dir(), "pkgconfig")
+
+
+def ucx_plugin_path():
+    """Absolute path of the UCX transport plug-in (``libaclshmem_ucx.so``) beside the
+    library, or None when this build has none (built without UCX).
+
+    libaclshmem loads it by itself, only in jobs with PEs on other nodes; the environment
+    variable ``SHMEM_UCX_PLUGIN`` makes it load another file instead.
+    """
+    path = os.path.join(library_dir(), UCX_PLUGIN_FILE)
+    return path if os.path.isfile(path) else None

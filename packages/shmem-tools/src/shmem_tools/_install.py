@@ -10,7 +10,9 @@ Three kinds of installation are recognised, in this order, for the build paths
    folder, and ``<folder>/../include`` the header folder when ``aclshmem.h`` is there.
 
 At run time the ``shmem`` package loads the library in its own order
-(``ACLSHMEM_LIBRARY`` first); ``runtime_library()`` reports what it actually loaded.
+(``ACLSHMEM_LIBRARY`` first); ``runtime_library()`` reports what it actually loaded, and
+``ucx_plugin()`` the UCX transport plug-in that library would load for a job with PEs on
+other nodes (``SHMEM_UCX_PLUGIN``, else ``libaclshmem_ucx.so`` beside the library).
 """
 
 import ctypes
@@ -26,6 +28,11 @@ BACKEND = "cpu"
 LIBRARY_STEM = "libaclshmem"
 PKG_CONFIG_NAME = "aclshmem"
 ENV_LIBRARY = "ACLSHMEM_LIBRARY"
+#: The UCX transport plug-in: its file name (beside libaclshmem), the variable naming
+#: another file, and the one symbol it exports (src/transport/plugin.h).
+UCX_PLUGIN_FILE = "libaclshmem_ucx.so"
+ENV_UCX_PLUGIN = "SHMEM_UCX_PLUGIN"
+UCX_PLUGIN_ENTRY = "shmemi_transport_plugin"
 
 #: The four distributions of the project: (distribution name, import name).
 PACKAGES = (
@@ -41,7 +48,7 @@ _SYSTEM_LIB_DIRS = {"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"
 class Installation:
     """One installation of the C library: where its library and headers are."""
 
-    def __init__(self, kind, root, lib_dir, include_dir, library, version, pkgconfig_dir=None):
+    def __init__(self, kind, root, lib_dir, include_dir, library, version, pkgconfig_dir=None, ucx_plugin=None):
         self.kind = kind                # "shmem_native package", "pkg-config", "ACLSHMEM_LIBRARY"
         self.root = root                # the installation's top folder
         self.lib_dir = lib_dir          # the folder holding libaclshmem.so
@@ -49,6 +56,8 @@ class Installation:
         self.library = library          # the library file, or None
         self.version = version          # its version text, or None
         self.pkgconfig_dir = pkgconfig_dir
+        # libaclshmem_ucx.so beside the library, or None
+        self.ucx_plugin = ucx_plugin if ucx_plugin is not None else _plugin_beside(lib_dir)
 
     def as_dict(self):
         return {
@@ -59,6 +68,7 @@ class Installation:
             "library": self.library,
             "version": self.version,
             "pkgconfig_dir": self.pkgconfig_dir,
+            "ucx_plugin": self.ucx_plugin,
         }
 
     def needs_rpath(self):
@@ -88,6 +98,11 @@ class Installation:
         return " ".join(parts)
 
 
+def _plugin_beside(lib_dir):
+    path = os.path.join(lib_dir, UCX_PLUGIN_FILE) if lib_dir else None
+    return path if path and os.path.isfile(path) else None
+
+
 def _has_header(folder):
     return bool(folder) and os.path.isfile(os.path.join(folder, "aclshmem.h"))
 
@@ -106,9 +121,11 @@ def from_wheel():
     include_dir = native.include_dir()
     pc_dir = native.pkgconfig_dir()
     root = os.path.dirname(os.path.realpath(native.__file__))
+    plugin = native.ucx_plugin_path() if hasattr(native, "ucx_plugin_path") else None
     return Installation(
         "shmem_native package", root, lib_dir, include_dir if _has_header(include_dir) else None,
         library, getattr(native, "__version__", None), pc_dir if os.path.isdir(pc_dir) else None,
+        plugin,
     ), None
 
 
@@ -267,6 +284,127 @@ def runtime_library():
     except Exception as exc:  # a library without these functions is not libaclshmem
         out["ok"] = False
         out["error"] = f"the loaded library does not answer aclshmem_info_get_version/_name: {exc}"
+    return out
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _dladdr_file(address):
+    """The file name the dynamic loader knows the object holding ``address`` by, or None."""
+    for name in (None, "libdl.so.2"):  # glibc 2.34+ has dladdr in libc itself
+        try:
+            dladdr = ctypes.CDLL(name).dladdr
+        except (OSError, AttributeError):
+            continue
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        dladdr.restype = ctypes.c_int
+        info = _DlInfo()
+        if dladdr(address, ctypes.byref(info)) and info.dli_fname:
+            return os.fsdecode(info.dli_fname)
+        return None
+    return None
+
+
+def loaded_library_file(runtime):
+    """The file of the libaclshmem that ``runtime`` (runtime_library()) loaded, as the
+    dynamic loader names it: the name libaclshmem itself sees (dladdr), so its folder is
+    where it looks for its plug-ins.  None when the library did not load."""
+    if not runtime["ok"]:
+        return None
+    target = runtime["mapped"][0] if runtime["mapped"] else runtime["path"]
+    try:
+        # Already loaded: dlopen returns the same object, so its address is the library's.
+        lib = ctypes.CDLL(target)
+        named = _dladdr_file(ctypes.cast(lib.aclshmem_info_get_version, ctypes.c_void_p).value)
+    except (OSError, AttributeError, TypeError):
+        named = None
+    if named and os.path.isabs(named):
+        return named
+    return target if target and os.path.isabs(target) else None
+
+
+def version_of_runtime(runtime):
+    """The loaded library's version ("1.1.1" from "ACLSHMEM v1.1.1"), or None."""
+    m = re.search(r"v?(\d+\.\d+\.\d+)\s*$", runtime.get("name") or "")
+    return m.group(1) if m else None
+
+
+class _PluginHead(ctypes.Structure):
+    """The first fields of shmemi_plugin_t (src/transport/plugin.h)."""
+    _fields_ = [("abi", ctypes.c_int), ("version", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+
+
+# A UCX library that the plug-in needs and the loader did not find: UCX is not installed
+# here (the plug-in came from a machine that had it).
+_MISSING_UCX = re.compile(r"\b(lib(?:ucp|uct|ucs|ucm)\.so[.\d]*): cannot open shared object file")
+
+
+def load_ucx_plugin(path):
+    """Loads ``path`` as libaclshmem does a plug-in (dlopen, RTLD_LOCAL), calls its entry
+    ``shmemi_transport_plugin`` and reads abi, version and name.  Returns a dict: loaded,
+    abi, version, name, error (why it is not a usable plug-in), missing_ucx (the UCX
+    library the loader could not find, when that is why)."""
+    out = {"loaded": False, "abi": None, "version": None, "name": None, "error": None, "missing_ucx": None}
+    try:
+        lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2))
+    except OSError as exc:
+        out["error"] = " ".join(str(exc).split())
+        m = _MISSING_UCX.search(out["error"])
+        out["missing_ucx"] = m.group(1) if m else None
+        return out
+    try:
+        entry = getattr(lib, UCX_PLUGIN_ENTRY)
+    except AttributeError:
+        out["error"] = f"{path} is not a libaclshmem transport plug-in (no {UCX_PLUGIN_ENTRY})"
+        return out
+    entry.argtypes = []
+    entry.restype = ctypes.POINTER(_PluginHead)
+    head = entry()
+    if not head:
+        out["error"] = f"{path}: {UCX_PLUGIN_ENTRY}() returned NULL"
+        return out
+    p = head.contents
+    out.update(loaded=True, abi=int(p.abi),
+               version=p.version.decode("utf-8", "replace") if p.version else None,
+               name=p.name.decode("utf-8", "replace") if p.name else None)
+    return out
+
+
+def ucx_plugin(runtime):
+    """The UCX plug-in that the loaded libaclshmem would load for a job with PEs on other
+    nodes, and whether it can.  A dict:
+
+    ``path``     the file (SHMEM_UCX_PLUGIN, else libaclshmem_ucx.so beside the library)
+    ``source``   "SHMEM_UCX_PLUGIN" or "beside libaclshmem"
+    ``found``    the file exists (a bare SHMEM_UCX_PLUGIN name is left to the loader's search)
+    ``loaded``, ``abi``, ``version``, ``name``, ``error``, ``missing_ucx``: load_ucx_plugin()
+    ``library_version``  the loaded libaclshmem's version, which the plug-in's must equal
+    ``version_matches``  True / False, or None when either version is unknown
+    """
+    out = {"path": None, "source": None, "found": False, "loaded": False, "abi": None, "version": None,
+           "name": None, "error": None, "missing_ucx": None, "library_version": version_of_runtime(runtime),
+           "version_matches": None}
+    forced = os.environ.get(ENV_UCX_PLUGIN)
+    if forced:
+        out["path"], out["source"] = forced, ENV_UCX_PLUGIN
+        out["found"] = os.path.exists(forced) if "/" in forced else True
+    else:
+        lib_file = loaded_library_file(runtime)
+        if lib_file is None:
+            out["error"] = "the native library does not load"
+            return out
+        out["path"] = os.path.join(os.path.dirname(lib_file), UCX_PLUGIN_FILE)
+        out["source"] = "beside libaclshmem"
+        out["found"] = os.path.exists(out["path"])
+    if not out["found"]:
+        out["error"] = f"{out['path']}: no such file"
+        return out
+    out.update(load_ucx_plugin(out["path"]))
+    if out["loaded"] and out["version"] and out["library_version"]:
+        out["version_matches"] = out["version"] == out["library_version"]
     return out
 
 

@@ -326,27 +326,78 @@ def check_openssl():
                  details={"library": which, "version": version})
 
 
-def check_ucx(runtime=None):
-    name = "UCX (multi-host)"
-    lib, which, errors = _load_first(["libucp.so.0", ctypes.util.find_library("ucp")])
+def _installed_ucx():
+    """UCX's version text ("1.13.1") when libucp loads here, else None."""
+    lib, _which, _errors = _load_first(["libucp.so.0", ctypes.util.find_library("ucp")])
     if lib is None:
-        return Check(name, WARN, "libucp is not installed: PEs on one host work, PEs on other hosts cannot "
-                     "reach each other's heaps",
-                     "run every PE of a job on one host: libaclshmem has no inter-node (UCX) "
-                     "transport yet, so installing UCX (apt-get install libucx0) prepares for it only")
-    version = ""
+        return None
     try:
         fn = lib.ucp_get_version_string
         fn.restype = ctypes.c_char_p
-        version = " " + fn().decode("ascii", "replace")
+        return fn().decode("ascii", "replace")
     except AttributeError:
-        pass
-    note = ""
-    if runtime and runtime["ok"] and not _install.loaded_libraries("libucp"):
-        note = "; the loaded libaclshmem does not use it (built without UCX: PEs on other hosts cannot connect)"
-        return Check(name, WARN, f"UCX{version} ({which}) is installed{note}",
-                     "run every PE of a job on one host: libaclshmem has no inter-node (UCX) transport yet")
-    return Check(name, PASS, f"UCX{version} ({which})")
+        return "(version unknown)"
+
+
+UCX_CHECK = "UCX plug-in (multi-node)"
+
+
+def check_ucx_plugin(runtime):
+    """The UCX transport plug-in that libaclshmem loads in jobs with PEs on other nodes:
+    PASS when it loads and was built for this library's version; WARN when there is none
+    (single-node jobs never load it) or when UCX itself is missing here; FAIL when
+    SHMEM_UCX_PLUGIN names a file that is no plug-in, or when a plug-in is of another
+    version or does not load."""
+    name = UCX_CHECK
+    env = _install.ENV_UCX_PLUGIN
+    plugin_file = _install.UCX_PLUGIN_FILE
+    forced = os.environ.get(env)
+    if not runtime["ok"] and not forced:
+        return Check(name, WARN, "not checked: the native library does not load",
+                     "fix the 'native library' check first")
+    info = _install.ucx_plugin(runtime)
+    details = {k: info[k] for k in ("path", "source", "found", "loaded", "abi", "version", "name",
+                                    "library_version", "version_matches", "error")}
+    path = info["path"]
+    where = f"{env}={path}" if info["source"] == env else path
+    rebuild = ("install UCX (apt-get install libucx-dev) and rebuild libaclshmem with meson -Ducx=enabled "
+               "(a shmem-native wheel built there carries it too)")
+    if not info["found"]:
+        if info["source"] == env:
+            return Check(name, FAIL, f"{where} does not exist: multi-node jobs would fail at init",
+                         f"point {env} at a {plugin_file} of libaclshmem {info['library_version'] or ''}"
+                         f"{' ' if info['library_version'] else ''}or unset it", details)
+        ucx = _installed_ucx()
+        have = f"UCX {ucx} is installed here, but this" if ucx else "UCX is not installed here, and this"
+        return Check(name, WARN,
+                     f"no {plugin_file} beside {os.path.dirname(path)}: {have} libaclshmem was built without "
+                     "the UCX transport, so PEs on other nodes cannot reach each other (jobs on one node do "
+                     "not need it)",
+                     f"for multi-node jobs: {rebuild}, or point {env} at a {plugin_file} of the same version",
+                     details)
+    if not info["loaded"]:
+        if info["missing_ucx"] and info["source"] != env:
+            return Check(name, WARN,
+                         f"{path} does not load: {info['missing_ucx']} (UCX) is not installed here, so "
+                         "multi-node jobs fail at init (jobs on one node do not need it)",
+                         "apt-get install libucx0 (UCX 1.10 or newer) on every node", details)
+        return Check(name, FAIL, f"{where} does not load as a plug-in: {_one_line(info['error'])}",
+                     (f"point {env} at the {plugin_file} built with this libaclshmem, or unset it"
+                      if info["source"] == env else
+                      f"reinstall libaclshmem with its plug-in ({rebuild}), or remove the damaged file"),
+                     details)
+    if info["version_matches"] is False:
+        return Check(name, FAIL,
+                     f"{where} was built for libaclshmem {info['version']}, the loaded library is "
+                     f"{info['library_version']}: multi-node jobs would fail at init",
+                     (f"point {env} at the {plugin_file} of libaclshmem {info['library_version']}, or unset it"
+                      if info["source"] == env else
+                      f"reinstall libaclshmem and its plug-in from one build ({rebuild})"), details)
+    how = f"({env})" if info["source"] == env else "beside the library"
+    return Check(name, PASS,
+                 f"{info['name'] or 'UCX'} plug-in {path} {how}, built for libaclshmem {info['version']} "
+                 f"(plug-in ABI {info['abi']}); loaded only by jobs with PEs on other nodes",
+                 details=details)
 
 
 # ---------------------------------------------------------------------------
@@ -420,7 +471,7 @@ def run_all(selftest=True, timeout=SELFTEST_TIMEOUT):
         check_loopback(),
         check_ports(),
         check_openssl(),
-        check_ucx(runtime),
+        check_ucx_plugin(runtime),
     ]
     if selftest:
         checks.append(check_selftest(runtime, timeout=timeout))

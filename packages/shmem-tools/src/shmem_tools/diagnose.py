@@ -13,6 +13,10 @@ The result is one JSON object.  Its keys (stable; tools may read them):
 ``compatibility``      ``{"compatible": bool, "problems": [...]}``
 ``multi_so_conflict``  ``{"detected": bool, "loaded_paths": [...]}`` from /proc/self/maps
 ``runtime_root``       ``{"path", "matches_package_root", "package_root"}``
+``ucx_plugin``         the UCX transport plug-in the loaded library would load for a job with
+                       PEs on other nodes: ``{"path", "source", "found", "loaded", "name",
+                       "version", "abi", "library_version", "version_matches", "error"}``
+                       (source: ``SHMEM_UCX_PLUGIN`` or ``beside libaclshmem``)
 ``degraded``           true when SHMEM cannot work as installed; ``degraded_reason`` says why
 ``next_steps``         what to do, in order ("No issues detected. SHMEM is ready." when none)
 """
@@ -74,6 +78,23 @@ def diagnose():
     if runtime["ok"] and runtime_root and package_root and runtime_root != package_root:
         steps.append(f"Python loads libaclshmem from {runtime_root} but C builds use {package_root}; "
                      "make them the same installation unless that is intended.")
+    plugin = _install.ucx_plugin(runtime) if runtime["ok"] else None
+    if plugin is not None:
+        env = _install.ENV_UCX_PLUGIN
+        if plugin["source"] == env and not (plugin["loaded"] and plugin["version_matches"] is not False):
+            steps.append(f"{env}={plugin['path']} is not a usable plug-in of this libaclshmem "
+                         f"({plugin['error'] or 'version ' + str(plugin['version'])}): fix or unset it, or "
+                         "multi-node jobs fail at init.")
+        elif plugin["found"] and plugin["version_matches"] is False:
+            steps.append(f"The UCX plug-in {plugin['path']} was built for libaclshmem {plugin['version']}, "
+                         f"not {plugin['library_version']}: reinstall both from one build.")
+        elif plugin["found"] and not plugin["loaded"]:
+            steps.append(f"The UCX plug-in {plugin['path']} does not load ({plugin['error']}): multi-node "
+                         "jobs fail at init; install UCX (libucx0) or reinstall libaclshmem.")
+        elif not plugin["found"]:
+            steps.append("Optional: for jobs with PEs on other nodes, build libaclshmem with UCX "
+                         "(apt-get install libucx-dev, meson -Ducx=enabled) so that libaclshmem_ucx.so "
+                         "sits beside it, or set SHMEM_UCX_PLUGIN.")
     if not packages["shmem-torch"]["installed"]:
         steps.append("Optional: pip install shmem-torch for symmetric torch tensors and collectives.")
     degraded = bool(reasons)
@@ -97,6 +118,9 @@ def diagnose():
         "multi_so_conflict": {"detected": len(mapped) > 1, "loaded_paths": mapped},
         "runtime_root": {"path": runtime_root, "matches_package_root": runtime_root == package_root
                          if runtime_root and package_root else None, "package_root": package_root},
+        "ucx_plugin": ({k: v for k, v in plugin.items() if k != "missing_ucx"} if plugin is not None else
+                       {"path": None, "source": None, "found": False, "loaded": False,
+                        "error": "not checked: the native library does not load"}),
         "degraded": degraded,
         "degraded_reason": "; ".join(reasons) if reasons else None,
         "next_steps": steps,
