@@ -306,6 +306,28 @@ def device_id_meaning():
 
 
 @check("tensors")
+def free_leaves_nothing_alive():
+    """Freeing the tensor the allocation returned releases its memory at once: no warning
+    about views still alive (the tensor itself once kept its base view, and the Buffer
+    export with it), and the same block is handed out again."""
+    import warnings
+
+    import shmem_torch as st
+
+    for dtype, shape in ((torch.float32, (1000,)), (torch.int64, (3, 5))):
+        t = st.empty(shape, dtype=dtype)
+        t.fill_(1)
+        address = t.data_ptr()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            st.aclshmem_free_tensor(t)
+        assert not caught, [str(w.message) for w in caught]
+        again = st.empty(shape, dtype=dtype)
+        assert again.data_ptr() == address, "the freed block was not reused"
+        st.aclshmem_free_tensor(again)
+
+
+@check("tensors")
 def freed_tensor_raises():
     import shmem_torch as st
     from shmem.core import AclshmemInvalid

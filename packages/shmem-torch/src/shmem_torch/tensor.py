@@ -387,7 +387,9 @@ def aclshmem_create_tensor(shape, dtype=torch.float32, device_id=0):
         # storage of the tensor and of every view of it.
         flat = torch.from_dlpack(buf)
         alloc.peers[_pyshmem.my_pe()] = flat
-        t = flat[:nbytes].view(dtype).view(dims)
+        # The same storage, but not a view of flat: a view would keep flat (its ._base,
+        # which free cannot clear) and with it the Buffer export alive after free.
+        t = torch.empty(0, dtype=dtype).set_(flat.untyped_storage(), 0, dims)
     except BaseException:
         core.free(buf)
         raise
