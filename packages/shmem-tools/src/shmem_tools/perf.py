@@ -6,6 +6,8 @@ measured in the same run.
     shmem-perf --quick                     tiny sizes, few iterations (a smoke run)
     shmem-perf --csv out.csv --json out.json
     shmem-perf --tests put,barrier --max-size 1M
+    sudo shmem-perf --nodes 2              across two nodes (network namespaces) against
+                                           ucx_perftest: see shmem_tools._internode
 
 Tests (PE 0 talks to PE 1 in the point-to-point ones):
 
@@ -31,6 +33,12 @@ buffer         shmem.core.Buffer(addr, length), per   a ctypes array over the sa
 The "vs base" column is the speedup over the baseline: above 1.00x the library is
 faster (more bandwidth, or less time).  The all_reduce table needs torch and
 shmem-torch; without them it is skipped with a note.
+
+``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
+pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
+hosts do) and measures 8-byte put latency (ping-pong) and put bandwidth (64 KiB to 8 MiB
+by default) with libaclshmem and with ``ucx_perftest`` in turn, and prints the ratio
+ours / ucx_perftest against the goals (bandwidth >= 0.8x, latency <= 1.5x).
 """
 
 import argparse
@@ -471,13 +479,15 @@ def _parser():
         description="OSU-style SHMEM benchmarks on N PEs, each table against a baseline measured in the same "
                     "run. 'vs base' is the speedup over the baseline (above 1.00x the library is faster).",
     )
-    p.add_argument("--pes", "-n", type=int, default=2, help="number of PEs to start (default 2)")
-    p.add_argument("--tests", type=_tests, default=list(ALL_TESTS),
+    p.add_argument("--pes", "-n", type=int, default=None, help="number of PEs to start (default 2)")
+    p.add_argument("--tests", type=_tests, default=None,
                    help=f"comma-separated tests (default: all): {','.join(ALL_TESTS)}")
     p.add_argument("--quick", action="store_true", help="tiny sizes and few iterations (a smoke run)")
-    p.add_argument("--min-size", type=parse_size, default=8, help="smallest message (default 8)")
-    p.add_argument("--max-size", type=parse_size, default=64 << 20, help="largest message (default 64M)")
-    p.add_argument("--max-latency-size", type=parse_size, default=64 << 10,
+    p.add_argument("--min-size", type=parse_size, default=None,
+                   help="smallest message (default 8; 64K with --nodes)")
+    p.add_argument("--max-size", type=parse_size, default=None,
+                   help="largest message (default 64M; 8M with --nodes)")
+    p.add_argument("--max-latency-size", type=parse_size, default=None,
                    help="largest message of the latency tables (default 64K)")
     p.add_argument("--time-per-point", type=float, default=None,
                    help="seconds spent on each size (default 0.1; 0.004 with --quick)")
@@ -488,8 +498,21 @@ def _parser():
     p.add_argument("--plot", metavar="FILE.png", help="draw bandwidth and latency against size (needs matplotlib)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--no-pin", action="store_true",
-                   help="do not bind PE i (and baseline process i) to CPU i modulo the CPU count")
-    p.add_argument("--timeout", type=float, default=600.0, help="stop the PEs after this many seconds (default 600)")
+                   help="do not bind PE i (and baseline process i) to CPU i modulo the CPU count (with --nodes: "
+                        "every process of node i, of both tools)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="stop the PEs after this many seconds (default 600; with --nodes: the limit of "
+                        "each measurement)")
+    n = p.add_argument_group("across nodes (--nodes 2)")
+    n.add_argument("--nodes", type=int, default=None, metavar="2",
+                   help="measure between two nodes instead: one PE in each of two network namespaces "
+                        "joined by a veth pair (needs root and iproute2), UCX over TCP, against ucx_perftest "
+                        "in the same run: 8-byte put latency and put bandwidth, ratio ours / ucx_perftest")
+    n.add_argument("--rounds", type=int, default=None,
+                   help="with --nodes: rounds of the two tools taking turns; each keeps its best "
+                        "(default 3; 1 with --quick)")
+    n.add_argument("--ucx-perftest", metavar="PATH", default=None,
+                   help="with --nodes: the ucx_perftest to compare with (default: the one on PATH)")
     p.add_argument("--version", action="version", version=f"shmem-perf (shmem-tools {__version__})")
     return p
 
@@ -497,6 +520,16 @@ def _parser():
 def main(argv=None):
     parser = _parser()
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if ns.nodes is not None:
+        return main_nodes(ns, parser)
+    for flag, value in (("--rounds", ns.rounds), ("--ucx-perftest", ns.ucx_perftest)):
+        if value is not None:
+            parser.error(f"{flag} goes with --nodes 2")
+    ns.pes = 2 if ns.pes is None else ns.pes
+    ns.tests = list(ALL_TESTS) if ns.tests is None else ns.tests
+    ns.min_size = 8 if ns.min_size is None else ns.min_size
+    ns.max_size = (64 << 20) if ns.max_size is None else ns.max_size
+    ns.max_latency_size = (64 << 10) if ns.max_latency_size is None else ns.max_latency_size
     if ns.pes < 1:
         parser.error("--pes must be at least 1")
     if ns.min_size > ns.max_size:
@@ -575,6 +608,111 @@ def main(argv=None):
     if res.errors:
         status = 1
     return status
+
+
+# ---------------------------------------------------------------------------
+# Across nodes: --nodes 2
+# ---------------------------------------------------------------------------
+
+
+def _fmt_value(value, unit):
+    if value is None:
+        return "-"
+    return f"{value:.2f} us" if unit == "us" else f"{value:.1f} MB/s"
+
+
+def nodes_table(plan, result):
+    from . import _internode
+
+    t = Table("internode", "across nodes: libaclshmem (one PE per node) and ucx_perftest, same UCX, same link; "
+                           "ratio = ours / ucx_perftest",
+              f"ucx_perftest -t ucp_put_lat -s 8 / -t ucp_put_bw -s SIZE (best of its default window and -O 1); "
+              f"goals: bandwidth >= {_internode.GOAL_BW:.1f}x from 64 KiB, 8-byte latency <= "
+              f"{_internode.GOAL_LAT:.1f}x",
+              ["test", "size", "libaclshmem", "ucx_perftest", "ours/ucx", "goal", "met", "ucx window"])
+    for label, size, unit, ours, theirs, ratio, goal, met, window in _internode.ratio_rows(plan, result):
+        t.add([label, fmt_size(size), _fmt_value(ours, unit), _fmt_value(theirs, unit),
+               f"{ratio:.2f}x" if ratio is not None else "-", goal, "-" if met is None else ("yes" if met else "NO"),
+               window or "-"],
+              table=t.name, size=size, variant=label, library=ours, baseline=theirs, ratio=ratio, unit=unit,
+              goal=goal, met=met, ucx_window=window)
+    return t
+
+
+def main_nodes(ns, parser):
+    """``shmem-perf --nodes 2``: see shmem_tools._internode."""
+    from . import _internode, _netns
+
+    if ns.nodes != 2:
+        parser.error("--nodes: only 2 is supported (one PE on each of two nodes)")
+    given = [flag for flag, value in (("--pes", ns.pes), ("--tests", ns.tests), ("--plot", ns.plot),
+                                      ("--max-latency-size", ns.max_latency_size),
+                                      ("--time-per-point", ns.time_per_point)) if value is not None]
+    if given:
+        parser.error(f"--nodes 2 measures 8-byte put latency and put bandwidth, one PE per node: "
+                     f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply")
+    min_size = (64 << 10) if ns.min_size is None else ns.min_size
+    max_size = (8 << 20) if ns.max_size is None else ns.max_size
+    if min_size > max_size:
+        parser.error("--min-size is larger than --max-size")
+    if ns.rounds is not None and ns.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    if ns.csv == "-" and ns.json == "-":
+        parser.error("--csv and --json cannot both go to stdout")
+    problems = []
+    why = _netns.unavailable()
+    if why:
+        problems.append(why)
+    try:
+        perftest = _internode.find_ucx_perftest(ns.ucx_perftest)
+    except _internode.InternodeError as exc:
+        problems.append(str(exc))
+    if problems:
+        for p in problems:
+            sys.stderr.write(f"shmem-perf: --nodes 2 cannot run: {p}\n")
+        return 1
+
+    plan = _internode.make_plan(powers_of_two(min_size, max_size), quick=ns.quick, rounds=ns.rounds)
+    progress = Progress(_internode.steps(plan), enabled=not ns.no_progress)
+    started = time.monotonic()
+    try:
+        result = _internode.run(plan, perftest, ns.timeout, progress, pin=not ns.no_pin)
+    except (_internode.InternodeError, _netns.NetnsError) as exc:
+        progress.close()
+        sys.stderr.write(f"shmem-perf: error: {exc}\n")
+        return 1
+    except (KeyboardInterrupt, _netns._Terminated):
+        progress.close()
+        sys.stderr.write("shmem-perf: interrupted; the network namespaces are removed\n")
+        return 130
+    progress.close()
+    seconds = round(time.monotonic() - started, 2)
+    table = nodes_table(plan, result)
+    if ns.csv:
+        _write(ns.csv, to_csv([table]))
+    if ns.json:
+        meta = {"library": result["library"], "library_file": result["library_file"], "plugin": result["plugin"],
+                "ucx": result["ucx"], "env": result["env"], "cpus": result["cpus"], "rounds": plan["rounds"], "quick": ns.quick,
+                "tools_version": __version__, "cpus": os.cpu_count(), "machine": platform.machine(),
+                "seconds": seconds, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        doc = {"meta": meta, "ratio": "ours / ucx_perftest: above 1 is more bandwidth or more time",
+               "tables": [{"name": table.name, "title": table.title, "baseline": table.baseline,
+                           "rows": table.records}],
+               "measurements": result["measurements"]}
+        _write(ns.json, json.dumps(doc, indent=2) + "\n")
+    if "-" not in (ns.csv, ns.json):
+        out = sys.stdout
+        env = " ".join(f"{k}={v}" for k, v in result["env"].items())
+        cpus = result["cpus"]
+        pinned = (f"node 0 on CPU {cpus[0]}, node 1 on CPU {cpus[1]} (taskset)" if cpus else "not pinned")
+        out.write(f"shmem-perf --nodes 2: {result['library']} with its UCX {result['ucx']} plug-in against "
+                  f"ucx_perftest, one PE in each of 2 network namespaces joined by a veth pair, {env}; "
+                  f"{os.cpu_count()} CPUs, {pinned}; best of {plan['rounds']} alternating round(s)"
+                  f"{', quick run' if ns.quick else ''}\n\n")
+        out.write(table.render() + "\n\n")
+        out.write(f"total time {seconds:.1f} s\n")
+        out.flush()
+    return 0
 
 
 if __name__ == "__main__":
