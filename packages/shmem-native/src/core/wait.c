@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,10 +11,34 @@
 /* Phases of a wait, by elapsed time.  Busy-polling answers fastest when the partner runs on
  * another core; yielding hands the CPU to a PE that needs it when PEs outnumber cores (a
  * yield returns at once when nobody else is runnable, so an idle machine still polls);
- * after that the waiter sleeps on its doorbell, which every remote write rings. */
+ * after that the waiter sleeps on its doorbell.  A wake-up starts the phases over, so a
+ * stream of writes to a waiter that stays blocked wakes it once per round, not per write.
+ *
+ * The handshake between a writer and a waiter going to sleep (Dekker's):
+ *   waiter: sleeping = 1; fence; look at the awaited word; sleep unless the doorbell moved
+ *   writer: write the data; fence; if sleeping: sleeping = 0, bump the doorbell, FUTEX_WAKE
+ * Both fences are sequentially consistent, so either the writer sees sleeping == 1 (and
+ * wakes the waiter), or the waiter's look comes after the write (and sees it).  While no
+ * waiter sleeps, a write costs the fence and a load of a line that stays shared. */
 #define SPIN_NS 5000L      /* busy-poll for 5 us */
 #define YIELD_NS 20000L   /* then yield until 20 us */
 #define SLEEP_MS 1         /* then sleep; a wake-up missed by a plain store costs at most this */
+
+/* SHMEM_SLEEP_RECHECK_MS overrides SLEEP_MS; 0 sleeps until a wake-up, with no timeout
+ * (what the wake-up tests use, so that a missing wake-up hangs instead of costing 1 ms). */
+static long recheck_ms(void)
+{
+    static _Atomic long cached = -1;
+    long ms = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (ms < 0) {
+        const char *text = getenv("SHMEM_SLEEP_RECHECK_MS");
+        char *end = NULL;
+        long parsed = text ? strtol(text, &end, 10) : -1;
+        ms = text && *text && end && *end == '\0' && parsed >= 0 && parsed <= 60000 ? parsed : SLEEP_MS;
+        atomic_store_explicit(&cached, ms, memory_order_relaxed);
+    }
+    return ms;
+}
 
 static inline void cpu_relax(void)
 {
@@ -26,15 +51,27 @@ static inline void cpu_relax(void)
 
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl)
 {
+    atomic_store(&ctrl->sleeping, 0);
     atomic_fetch_add(&ctrl->doorbell, 1);
-    if (atomic_load(&ctrl->sleepers) > 0)
+    syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void shmemi_doorbell_notify(shmemi_ctrl_t *ctrl)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    /* The exchange lets one writer of many pay for the wake-up. */
+    if (atomic_load_explicit(&ctrl->sleeping, memory_order_relaxed) &&
+        atomic_exchange(&ctrl->sleeping, 0)) {
+        atomic_fetch_add(&ctrl->doorbell, 1);
         syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 static void sleep_on(shmemi_ctrl_t *ctrl, uint32_t seen)
 {
-    struct timespec timeout = {0, SLEEP_MS * 1000000L};
-    syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAIT, seen, &timeout, NULL, 0);
+    long ms = recheck_ms();
+    struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000L};
+    syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAIT, seen, ms ? &timeout : NULL, NULL, 0);
 }
 
 static long elapsed_ns(const struct timespec *since)
@@ -44,43 +81,51 @@ static long elapsed_ns(const struct timespec *since)
     return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
-int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
+/* Polls ready for up to YIELD_NS, spinning then yielding; nonzero when it held. */
+static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
 {
-    if (ready(ctx))
-        return ACLSHMEM_SUCCESS;
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
     /* With PEs on other nodes, the inter-node transport delivers their writes (and serves
      * their reads of our memory) when it is progressed: the poller does it while it polls;
      * once asleep, the transport's own thread does, and rings the doorbell. */
     void (*progress)(shmemi_instance_t *) = inst->progress;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     for (long waited = 0; waited < YIELD_NS; waited = elapsed_ns(&start)) {
         for (int i = 0; i < 16; i++) {
             if (progress)
                 progress(inst);
             if (ready(ctx))
-                return ACLSHMEM_SUCCESS;
+                return 1;
             if (waited < SPIN_NS)
                 cpu_relax();
             else
                 sched_yield();
         }
     }
-    /* Register as a sleeper before reading the doorbell and re-checking, so a writer either
-     * sees us registered (and wakes us) or wrote before our check (and we see its data). */
-    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
-    atomic_fetch_add(&ctrl->sleepers, 1);
-    int rc = ACLSHMEM_SUCCESS;
-    for (;;) {
-        uint32_t seen = atomic_load(&ctrl->doorbell);
-        if (ready(ctx))
-            break;
-        if ((rc = shmemi_check_alive(inst)) != ACLSHMEM_SUCCESS)
-            break;
+    return 0;
+}
+
+/* One sleep on the doorbell, unless ready holds once this PE is registered as sleeping. */
+static void sleep_once(shmemi_ctrl_t *ctrl, shmemi_ready_fn ready, void *ctx)
+{
+    atomic_store(&ctrl->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    uint32_t seen = atomic_load(&ctrl->doorbell);
+    if (!ready(ctx))
         sleep_on(ctrl, seen);
-        if (progress)
-            progress(inst);
+}
+
+int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
+{
+    if (ready(ctx))
+        return ACLSHMEM_SUCCESS;
+    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
+    for (;;) {
+        if (poll_phase(inst, ready, ctx))
+            return ACLSHMEM_SUCCESS;
+        int rc = shmemi_check_alive(inst);
+        if (rc != ACLSHMEM_SUCCESS)
+            return rc;
+        sleep_once(ctrl, ready, ctx);
     }
-    atomic_fetch_sub(&ctrl->sleepers, 1);
-    return rc;
 }

@@ -20,7 +20,7 @@ static int host_allgather(shmemi_instance_t *inst, uint64_t key, const void *in,
 
 static void host_wake_local(shmemi_instance_t *inst)
 {
-    shmemi_doorbell_ring(shmemi_ctrl_of(inst, inst->my_pe));
+    shmemi_doorbell_notify(shmemi_ctrl_of(inst, inst->my_pe));
 }
 
 const shmemi_plugin_host_t shmemi_plugin_host = {

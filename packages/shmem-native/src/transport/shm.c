@@ -99,17 +99,11 @@ static int shm_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
  * access, which includes release; whoever reads the AMO's result with an acquiring load (a
  * wait, a test, a signal wait, another AMO) sees those puts too.  (x86: a locked
  * instruction or xchg is a full barrier; arm64: the acquire-release forms.) */
-/* Rings pe's doorbell after an AMO changed a word there, only when someone sleeps on it.
- * Skipping it otherwise is safe because the AMO was a seq_cst write: a waiter registers as a
- * sleeper (seq_cst) before its last look at the word, so either this load sees it
- * registered, or the registration comes later in the seq_cst order than the AMO and the
- * waiter's look sees the new value.  So an AMO costs one more load, not a contended
- * read-modify-write on the target's doorbell, when nobody sleeps. */
+/* Wakes pe's waiters after an AMO changed a word there, if one sleeps.  The AMO is a
+ * seq_cst write, so the notify's fence costs nothing more on most CPUs. */
 static void wake_sleepers(shmemi_instance_t *inst, int pe)
 {
-    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, pe);
-    if (atomic_load(&ctrl->sleepers) > 0)
-        shmemi_doorbell_ring(ctrl);
+    shmemi_doorbell_notify(shmemi_ctrl_of(inst, pe));
 }
 
 #define SHM_AMO_WIDTHS(X) X(1, uint8_t) X(2, uint16_t) X(4, uint32_t) X(8, uint64_t)
@@ -175,7 +169,7 @@ static int shm_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, cons
 
 static void shm_notify(shmemi_instance_t *inst, int pe)
 {
-    shmemi_doorbell_ring(shmemi_ctrl_of(inst, pe));
+    shmemi_doorbell_notify(shmemi_ctrl_of(inst, pe));
 }
 
 static int shm_quiet(shmemi_instance_t *inst)

@@ -14,6 +14,7 @@
 #include "aclshmem/stream.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/wait.h"
 #include "platform/cpu/cpu.h"
 #include "platform/platform.h"
 #include "sync/barrier.h"
@@ -239,6 +240,7 @@ static int report_late(shmemi_instance_t *inst, shmemi_stream_t *s, int64_t time
 {
     if (atomic_exchange(&inst->abandon_waits, 1))
         return ACLSHMEM_TIMEOUT_ERROR; /* an earlier stream was late: that is the error to report */
+    shmemi_doorbell_ring(shmemi_ctrl_of(inst, inst->my_pe)); /* waiters asleep look again */
     pthread_mutex_lock(&s->lock);
     const char *api = s->running_api;
     pthread_mutex_unlock(&s->lock);
