@@ -1,8 +1,8 @@
 """The C library as a distribution installs it, and shmem-core using that installation.
 
 ``meson setup --prefix=<tmp> -Dwheel=false`` + ``meson install`` of packages/shmem-native
-must install only the library (with its soname links), the headers and the pkg-config
-file.  Then a C program builds against it with pkg-config and runs 2 PEs, and shmem-core,
+must install only the library (with its soname links), the headers, the pkg-config
+file and, when pkg-config finds UCX (``-Ducx=auto``), the UCX plug-in beside the library.  Then a C program builds against it with pkg-config and runs 2 PEs, and shmem-core,
 from this checkout and with the ``shmem_native`` package hidden, loads the library from
 that prefix through the system loader (``LD_LIBRARY_PATH``) and runs a 2-PE job.
 """
@@ -42,6 +42,11 @@ def prefix(tmp_path_factory):
     return prefix
 
 
+def _ucx_found():
+    """Whether meson's auto-detection finds UCX here (then the plug-in is built)."""
+    return subprocess.run(["pkg-config", "--exists", "ucx >= 1.10"]).returncode == 0
+
+
 def _files(prefix):
     out = []
     for root, _dirs, files in os.walk(prefix):
@@ -66,6 +71,8 @@ def test_installs_only_the_library_headers_and_pkgconfig_file(prefix):
     expected = sorted(
         [f"include/aclshmem.h"] + [f"include/aclshmem/{h}" for h in headers if h.endswith(".h")]
         + [f"{libdir}/libaclshmem.so.{version}", f"{libdir}/pkgconfig/aclshmem.pc"])
+    if _ucx_found():
+        expected.append(f"{libdir}/libaclshmem_ucx.so")
     links = [f"{libdir}/libaclshmem.so", f"{libdir}/libaclshmem.so.1"]
     assert _files(prefix) == sorted(expected + links)
     # The two links: the soname and the development link.
