@@ -66,6 +66,10 @@ from .tensor import (
     zeros,
 )
 
+from . import backend  # noqa: E402  (the torch.distributed backend "shmem")
+
+backend.register()
+
 __version__ = "0.1.0"
 
 free_tensor = aclshmem_free_tensor
