@@ -40,15 +40,8 @@ from .amo import (
     atomic_swap,
     atomic_xor,
 )
-from .collectives import (
-    ReduceOp,
-    all_gather,
-    all_reduce,
-    all_to_all,
-    barrier,
-    broadcast,
-    reduce_scatter,
-)
+from ._ops import all_gather, all_reduce, all_to_all, barrier, broadcast, reduce_scatter  # torch.compile-aware
+from .collectives import ReduceOp
 from .distributed import DEFAULT_MEM_SIZE, finalize, init
 from .rma import get, put, put_signal, signal_wait_until
 from .tensor import (

@@ -1651,3 +1651,71 @@ def serves(group=None):
             return False
         group = dist.distributed_c10d._get_default_group()
     return isinstance(group, ShmemProcessGroup) and group._is_world and group._rt is rt
+
+
+# ---------------------------------------------------------------------------
+# For the custom ops (shmem_torch._ops): a collective on tensors that are not symmetric
+# ---------------------------------------------------------------------------
+
+_OPS = {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "prod": dist.ReduceOp.PRODUCT,
+        "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}
+
+
+def _group_of_team(team):
+    rt = _runtime
+    if rt is None or rt.pool is None:
+        return None
+    for g in rt.groups:
+        if isinstance(g, ShmemProcessGroup) and g._team.id == team and not g._closed:
+            return g
+    return None
+
+
+def staged(name, team, *tensors, op="sum", root=0):
+    """Runs shmem_torch collective ``name`` on tensors that may be ordinary ones (torch.compile
+    hands the custom ops copies): through the "shmem" process group of ``team`` when there
+    is one, else through temporary symmetric tensors (world team only).  Same results as
+    the collective on symmetric tensors."""
+    from torch._C._distributed_c10d import AllreduceOptions, BroadcastOptions, ReduceScatterOptions
+
+    g = _group_of_team(team)
+    if g is not None:
+        if name == "all_reduce":
+            opts = AllreduceOptions()
+            opts.reduceOp = _OPS[op]
+            g.allreduce([tensors[0]], opts)
+        elif name == "broadcast":
+            opts = BroadcastOptions()
+            opts.rootRank = root
+            g.broadcast([tensors[0]], opts)
+        elif name == "all_gather":
+            g.all_gather_single(tensors[0], tensors[1])
+        elif name == "reduce_scatter":
+            opts = ReduceScatterOptions()
+            opts.reduceOp = _OPS[op]
+            g.reduce_scatter_single(tensors[0], tensors[1], opts)
+        elif name == "all_to_all":
+            g.all_to_all_single(tensors[0], tensors[1], [], [])
+        return
+    if team != _pyshmem.ACLSHMEM_TEAM_WORLD:
+        raise AclshmemInvalid(f"{name}: under torch.compile, a tensor that is not symmetric needs the 'shmem' "
+                              f"process group of team {team} (or a symmetric tensor)")
+    from .tensor import like
+
+    tmp = [like(t.contiguous()) for t in tensors]  # collective, in the same order on every PE
+    try:
+        if name == "all_reduce":
+            _coll.all_reduce(tmp[0], op, team)
+        elif name == "broadcast":
+            _coll.broadcast(tmp[0], root, team)
+        elif name == "all_gather":
+            _coll.all_gather(tmp[0], tmp[1], team)
+        elif name == "reduce_scatter":
+            _coll.reduce_scatter(tmp[0], tmp[1], op, team)
+        elif name == "all_to_all":
+            _coll.all_to_all(tmp[0], tmp[1], team)
+        with torch.no_grad():
+            tensors[0].copy_(tmp[0])
+    finally:
+        for t in reversed(tmp):
+            aclshmem_free_tensor(t)
