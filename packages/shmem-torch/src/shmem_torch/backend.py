@@ -792,6 +792,20 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def _get_backend_name(self):
         return BACKEND_NAME
 
+    # the group's name and description live in its backends for C++ process groups; this
+    # one keeps them itself (torch sets them through _set_group_name / _set_group_desc)
+    def setGroupName(self, name):
+        self._group_name = name
+
+    def getGroupName(self):
+        return getattr(self, "_group_name", "")
+
+    def setGroupDesc(self, desc):
+        self._group_desc = desc
+
+    def getGroupDesc(self):
+        return getattr(self, "_group_desc", "")
+
     def __repr__(self):
         return f"ShmemProcessGroup(rank={self._rank}, size={self._size}, team={self._team.id})"
 
