@@ -8,6 +8,10 @@ runs a module instead of a script, as ``python -m`` does.
 * Every line a PE prints is prefixed with ``[PE i]`` (``--no-prefix`` turns it off);
   stdout stays stdout and stderr stays stderr.
 * SIGINT and SIGTERM are passed on to every PE.
+* Unless RANK is set already, every PE also gets torchrun's variables (RANK, WORLD_SIZE,
+  LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: loopback and a free port; with
+  ``--nnodes``, ``--master-addr`` and ``--master-port`` + 1), so
+  ``torch.distributed.init_process_group("shmem")`` (or any backend) works as under torchrun.
 * When a PE fails (non-zero exit), the others are stopped (SIGTERM, then SIGKILL
   after ``--kill-grace`` seconds) and the launcher exits with that PE's status.  A PE
   killed by signal S counts as status 128 + S.  ``--timeout`` stops the whole job.
@@ -239,6 +243,14 @@ def _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_t
         raise LaunchError(str(exc)) from None
 
 
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix=True,
            env=None, stdout=None, stderr=None, nnodes=1, node_rank=0, master_addr=None,
            master_port=None, join_timeout=None):
@@ -274,6 +286,9 @@ def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix
         from . import _pyshmem
 
         uid = _pyshmem.aclshmem_get_unique_id()
+    if "RANK" not in base_env:  # torch.distributed's env:// rendezvous, as torchrun sets it
+        base_env.setdefault("MASTER_ADDR", master_addr if nnodes > 1 else "127.0.0.1")
+        base_env.setdefault("MASTER_PORT", str(master_port + 1 if nnodes > 1 else _free_port()))
     try:
         return _run_pes(npes, command, uid, base_env, node_rank * npes, nnodes * npes, mem_size, timeout,
                         kill_grace, prefix, out, err, lock, server, join_deadline, join_timeout,
@@ -311,6 +326,9 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
         for rank in range(first_pe, first_pe + npes):
             penv = dict(base_env)
             penv[_bootstrap.ENV_PE] = str(rank)
+            if "RANK" not in base_env:
+                penv.update(RANK=str(rank), WORLD_SIZE=str(total), LOCAL_RANK=str(rank - first_pe),
+                            LOCAL_WORLD_SIZE=str(npes))
             width = len(str(total - 1))
             tag = f"[PE {rank:>{width}}] ".encode() if prefix else b""
             proc = subprocess.Popen(
