@@ -34,6 +34,10 @@ The "vs base" column is the speedup over the baseline: above 1.00x the library i
 faster (more bandwidth, or less time).  The all_reduce table needs torch and
 shmem-torch; without them it is skipped with a note.
 
+``--dist`` is a mode of its own: the torch.distributed backend "shmem" against gloo in the
+same processes (``dist.all_reduce`` 4 KiB to 64 MiB on ordinary tensors, and a DDP training
+step), on 2 and 4 ranks (or ``--pes``); see ``shmem_tools._dist_bench``.
+
 ``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
 pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
 hosts do) and measures 8-byte put latency (ping-pong) and put bandwidth (64 KiB to 8 MiB
@@ -513,8 +517,27 @@ def _parser():
                         "(default 3; 1 with --quick)")
     n.add_argument("--ucx-perftest", metavar="PATH", default=None,
                    help="with --nodes: the ucx_perftest to compare with (default: the one on PATH)")
+    p.add_argument("--dist", action="store_true",
+                   help="measure the torch.distributed backend \"shmem\" against gloo instead: dist.all_reduce "
+                        "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench")
     p.add_argument("--version", action="version", version=f"shmem-perf (shmem-tools {__version__})")
     return p
+
+
+def main_dist(ns):
+    """``shmem-perf --dist``: see shmem_tools._dist_bench."""
+    from . import _dist_bench
+
+    argv = ["--ranks", str(ns.pes) if ns.pes else "2,4"]
+    if ns.quick:
+        argv.append("--quick")
+    if ns.max_size:
+        argv += ["--max-size", str(ns.max_size)]
+    if ns.min_size:
+        argv += ["--min-size", str(ns.min_size)]
+    if ns.json and ns.json != "-":
+        argv += ["--json", ns.json]
+    return _dist_bench.main(argv)
 
 
 def main(argv=None):
@@ -522,6 +545,8 @@ def main(argv=None):
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if ns.nodes is not None:
         return main_nodes(ns, parser)
+    if ns.dist:
+        return main_dist(ns)
     for flag, value in (("--rounds", ns.rounds), ("--ucx-perftest", ns.ucx_perftest)):
         if value is not None:
             parser.error(f"{flag} goes with --nodes 2")

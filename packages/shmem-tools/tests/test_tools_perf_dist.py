@@ -1,0 +1,27 @@
+"""shmem-perf --dist --quick: the torch.distributed backend "shmem" against gloo (a smoke
+run: tiny sizes, one small model; nothing here is timed)."""
+
+import pytest
+from toolrun import run_tool
+
+
+def _torch_backend_ready():
+    try:
+        import shmem_torch
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(shmem_torch, "backend")
+
+
+@pytest.mark.skipif(not _torch_backend_ready(), reason="needs torch and shmem-torch with its backend")
+def test_dist_quick_run_prints_both_tables():
+    r = run_tool("shmem-perf", "--dist", "--quick", "--pes", "2", env=None, timeout=240)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "# torch.distributed backend: dist.all_reduce" in out
+    assert "# DDP training step" in out
+    assert "WRONG" not in out
+    rows = [line for line in out.splitlines() if line.strip().startswith("2 ") and "x" in line]
+    assert len(rows) >= 3, out  # two all_reduce sizes and one model
+    assert " NO" not in out  # DDP on "shmem" reached gloo's parameters
