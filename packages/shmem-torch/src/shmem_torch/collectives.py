@@ -26,20 +26,29 @@ bfloat16 (and complex32) accumulate in float32 (complex64).
 
 PEs of the team on another node (whose heaps are not mapped here) are reached with the
 library's get/put instead of direct loads and stores.
+
+Threads: the collectives run their own torch operations (reductions, conversions, copies)
+with at most ``cores / PEs on this node`` intra-op threads (``COMPUTE_THREADS`` overrides
+that), and give the user's setting back before they return.  torch's default is one
+thread per core in every process; with several PEs on a node, each PE's parallel regions
+would oversubscribe the cores, and libgomp's workers keep spinning for milliseconds after
+every parallel region (``GOMP_SPINCOUNT``), taking the cores the peer PEs need to reach
+the next barrier (see docs/guides/benchmarking.rst, all_reduce).
 """
 
 import ctypes
+import os
 import threading
 
 import torch
 
-from shmem import _pyshmem
+from shmem import _pyshmem, core
 from shmem.core import AclshmemError, AclshmemInvalid
 
 from .tensor import call_checked, check_int, check_tensor, extent, peer_view, resolve
 
 __all__ = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier",
-           "ReduceOp", "ONE_SHOT_MAX_BYTES"]
+           "ReduceOp", "ONE_SHOT_MAX_BYTES", "COMPUTE_THREADS", "compute_threads"]
 
 # all_reduce switches from one-shot to LARGE_ALGORITHM above this many bytes.
 ONE_SHOT_MAX_BYTES = 256 << 10
@@ -54,6 +63,11 @@ LARGE_ALGORITHM = "slice-push"
 TWO_SHOT_BLOCK_BYTES = 4 << 20
 # Slices (slice-push, two-shot) start on this boundary (bytes).
 _SLICE_ALIGN = 64
+
+# The most torch intra-op threads the collectives' own work uses: None (default) for the
+# cores this process may run on divided by the PEs of this node (at least 1, and never
+# more than the user's torch.get_num_threads()); an int to choose.
+COMPUTE_THREADS = None
 
 # Tests set this to route every peer access through the library's get/put, as for PEs on
 # another node.
@@ -139,6 +153,17 @@ class _Reduction:
                    "max": torch.maximum}[op]
 
 
+_reductions = {}
+
+
+def _reduction(op, dtype):
+    """_Reduction(op, dtype), made once per pair (a bad pair raises every time)."""
+    red = _reductions.get((op, dtype))
+    if red is None:
+        red = _reductions[(op, dtype)] = _Reduction(op, dtype)
+    return red
+
+
 _local = threading.local()
 _itemsizes = {}
 
@@ -151,15 +176,22 @@ def _itemsize(dtype):
 
 
 def _scratch(kind, dtype, numel):
-    """A cached private 1-D tensor (per thread, kind and dtype) of at least numel elements."""
+    """A cached private 1-D tensor (per thread, kind and dtype) of numel elements: the first
+    numel of a buffer kept for the kind and dtype (the slices are kept too)."""
     pool = getattr(_local, "pool", None)
     if pool is None:
         pool = _local.pool = {}
     key = (kind, dtype)
-    t = pool.get(key)
-    if t is None or t.numel() < numel:
-        t = pool[key] = torch.empty(max(numel, 1), dtype=dtype)
-    return t[:numel]
+    entry = pool.get(key)
+    if entry is None or entry[0].numel() < numel:
+        entry = pool[key] = (torch.empty(max(numel, 1), dtype=dtype), {})
+    t, views = entry
+    v = views.get(numel)
+    if v is None:
+        if len(views) >= 64:
+            views.clear()
+        v = views[numel] = t[:numel]
+    return v
 
 
 class _Peer:
@@ -220,6 +252,43 @@ class _Peer:
 
 
 _checked = call_checked
+
+# Peer lists kept per allocation (see _peer_list); more than this many shapes of one
+# allocation start the allocation's list over.
+_PLANS_PER_ALLOCATION = 16
+
+
+def _peer_list(alloc, offset, flat, pes):
+    """[_Peer(alloc, offset, flat, pe) for pe in pes], kept on the allocation: a collective
+    called again on the same tensor (the usual case) skips making the peer views.  The
+    allocation drops the list when it is freed."""
+    key = (offset, flat.numel(), flat.dtype, pes if isinstance(pes, range) else tuple(pes), _force_rma)
+    plans = alloc.plans
+    peers = plans.get(key)
+    if peers is None:
+        peers = [_Peer(alloc, offset, flat, pe) for pe in pes]
+        if len(plans) >= _PLANS_PER_ALLOCATION:
+            plans.clear()
+        plans[key] = peers
+    return peers
+
+
+def _all_mapped(peers):
+    for p in peers:
+        if p.view is None:
+            return False
+    return True
+
+
+def _fold_views(peers, out, red, n_avg):
+    """out[:] = reduce(p.view for p in peers) in peer order, for peers that are all mapped
+    and an ``out`` of their dtype that overlaps none of them (one-shot's scratch)."""
+    fn = red.fn
+    fn(peers[0].view, peers[1].view, out=out)
+    for p in peers[2:]:
+        fn(out, p.view, out=out)
+    if red.op == "avg" and n_avg > 1:
+        out.div_(n_avg)
 
 
 def _overlap(a_addr, a_len, b_addr, b_len):
@@ -295,13 +364,103 @@ def _reduce_range(peers, lo, hi, out, red, n_avg):
 
 
 # ---------------------------------------------------------------------------
+# Threads
+# ---------------------------------------------------------------------------
+
+# cores this process may run on // PEs of this node, worked out at the first collective
+# after init (the finalize hook forgets it).
+_share = None
+
+
+def _node_pes(addr):
+    """How many PEs of the world (this one included) run on this node: those whose heap
+    this process maps (``addr`` is any symmetric address); 0 if ``addr`` is not one."""
+    return sum(1 for pe in range(_pyshmem.pe_count()) if _pyshmem.aclshmem_ptr(addr, pe))
+
+
+def _core_share(addr):
+    global _share
+    share = _share
+    if share is None:
+        node = _node_pes(addr)
+        share = max(1, _cores() // max(1, node))
+        if node:
+            _share = share
+    return share
+
+
+def _forget_node(instance_id=None):
+    global _share
+    _share = None
+
+
+core.register_finalize_hook(_forget_node)
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def compute_threads(addr, user=None):
+    """The intra-op threads the collectives use for their own torch operations (see
+    ``COMPUTE_THREADS``); ``user`` is the caller's torch.get_num_threads()."""
+    if user is None:
+        user = torch.get_num_threads()
+    if COMPUTE_THREADS is not None:
+        return max(1, int(COMPUTE_THREADS))
+    return min(user, _core_share(addr))
+
+
+_set_grad_enabled = getattr(torch._C, "_set_grad_enabled", torch.set_grad_enabled)
+
+
+class _Scope:
+    """``with _Scope(addr):`` runs the library's own work with ``compute_threads`` torch
+    threads and autograd off, and gives the caller's settings back afterwards (also on
+    errors).  Setting the thread number is cheap (well under a microsecond) and starts no
+    thread: with fewer threads torch runs the operations in this thread instead of waking
+    OpenMP workers.  (torch.no_grad costs a few microseconds more than the flag itself.)"""
+
+    __slots__ = ("addr", "saved", "grad")
+
+    def __init__(self, addr):
+        self.addr = addr
+        self.saved = None
+        self.grad = False
+
+    def __enter__(self):
+        self.grad = torch.is_grad_enabled()
+        if self.grad:
+            _set_grad_enabled(False)
+        user = torch.get_num_threads()
+        want = compute_threads(self.addr, user)
+        if want != user:
+            torch.set_num_threads(want)
+            self.saved = user
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            torch.set_num_threads(self.saved)
+            self.saved = None
+        if self.grad:
+            _set_grad_enabled(True)
+            self.grad = False
+        return False
+
+
+# ---------------------------------------------------------------------------
 # Teams and barriers
 # ---------------------------------------------------------------------------
 
 
 def _team_info(team):
     """(team id, number of PEs, this PE's index, world PE of each index)."""
-    team = check_int(team, "team", 0, _pyshmem.ACLSHMEM_MAX_TEAMS - 1)
+    if type(team) is not int or team != _pyshmem.ACLSHMEM_TEAM_WORLD:
+        team = check_int(team, "team", 0, _pyshmem.ACLSHMEM_MAX_TEAMS - 1)
     if _pyshmem.aclshmemx_init_status() != _pyshmem.InitStatus.INITIALIZED:
         raise AclshmemError("SHMEM is not initialised: call shmem_torch.init() (or shmem.core.init()) first")
     if team == _pyshmem.ACLSHMEM_TEAM_WORLD:
@@ -395,20 +554,23 @@ def all_reduce(tensor, op="sum", team=0):
     a floating-point or complex dtype; float16 / bfloat16 accumulate in float32."""
     op = _op_name(op)
     alloc, offset, flat = _symmetric_flat(tensor, "tensor")
-    red = _Reduction(op, tensor.dtype)
+    red = _reduction(op, tensor.dtype)
     team, n, me, pes = _team_info(team)
     numel = flat.numel()
     if n == 1 or numel == 0:
         return tensor
     itemsize = flat.element_size()
-    with torch.no_grad():
-        peers = [_Peer(alloc, offset, flat, pe) for pe in pes]
+    with _Scope(alloc.base):
+        peers = _peer_list(alloc, offset, flat, pes)
         if numel * itemsize <= ONE_SHOT_MAX_BYTES:
             out = _scratch("one-shot", flat.dtype, numel)
             _barrier(team)
-            _reduce_range(peers, 0, numel, out, red, n)
+            if red.acc_dtype == red.dtype and numel * itemsize <= CHUNK_BYTES and _all_mapped(peers):
+                _fold_views(peers, out, red, n)  # one chunk: what _reduce_range does, without the plan
+            else:
+                _reduce_range(peers, 0, numel, out, red, n)
             _barrier(team)
-            flat.copy_(out)
+            ctypes.memmove(flat.data_ptr(), out.data_ptr(), numel * itemsize)
             return tensor
         if LARGE_ALGORITHM == "two-shot":
             _two_shot(peers, flat, red, n, me, team)
@@ -485,14 +647,14 @@ def reduce_scatter(output, input, op="sum", team=0):
     alloc, offset, flat_in = _symmetric_flat(input, "input")
     check_tensor(output, "output")
     _same_dtype(output, input, "reduce_scatter")
-    red = _Reduction(op, input.dtype)
+    red = _reduction(op, input.dtype)
     team, n, me, pes = _team_info(team)
     k = output.numel()
     if flat_in.numel() != n * k:
         raise AclshmemInvalid(f"reduce_scatter: input must have {n} x output.numel() = {n * k} elements "
                               f"(team of {n} PEs), not {flat_in.numel()}")
-    with torch.no_grad():
-        peers = [_Peer(alloc, offset, flat_in, pe) for pe in pes]
+    with _Scope(alloc.base):
+        peers = _peer_list(alloc, offset, flat_in, pes)
         direct = output.is_contiguous()
         out = output.view(-1) if direct else _scratch("one-shot", output.dtype, k)
         if direct and _overlap(out.data_ptr(), k * out.element_size(), flat_in.data_ptr(),
@@ -526,24 +688,24 @@ def all_gather(output, input, team=0):
     if not output.is_contiguous():
         raise AclshmemInvalid("all_gather: output must be contiguous")
     sym_out = _try_symmetric(output, "output")
-    with torch.no_grad():
+    sym_in = None if sym_out is not None else _try_symmetric(input, "input")
+    if sym_out is None and sym_in is None:
+        raise AclshmemInvalid("all_gather: output or input must be a symmetric tensor (allocate one with "
+                              "aclshmem_create_tensor / shmem_torch.empty)")
+    with _Scope((sym_out or sym_in)[0].base):
         if sym_out is not None:
             alloc, offset, flat_out = sym_out
             src = _flat_local(input, "input")
-            peers = [_Peer(alloc, offset, flat_out, pe) for pe in pes]
+            peers = _peer_list(alloc, offset, flat_out, pes)
             def push(j):
                 if not (j == me and flat_out[me * k:].data_ptr() == src.data_ptr()):  # else in place
                     peers[j].write(me * k, src)
 
             _each_member(team, me, n, push)
             return output
-        sym_in = _try_symmetric(input, "input")
-        if sym_in is None:
-            raise AclshmemInvalid("all_gather: output or input must be a symmetric tensor (allocate one with "
-                                  "aclshmem_create_tensor / shmem_torch.empty)")
         alloc, offset, flat_in = sym_in
         flat_out = output.view(-1)
-        peers = [_Peer(alloc, offset, flat_in, pe) for pe in pes]
+        peers = _peer_list(alloc, offset, flat_in, pes)
         _each_member(team, me, n, lambda j: peers[j].read_into(0, k, flat_out[j * k:(j + 1) * k]))
     return output
 
@@ -556,7 +718,7 @@ def broadcast(tensor, root=0, team=0):
     root = check_int(root, "root")
     if not 0 <= root < n:
         raise AclshmemInvalid(f"root must satisfy 0 <= root < {n} (the team's size), not {root}")
-    with torch.no_grad():
+    with _Scope(alloc.base):
         if _force_rma or not tensor.is_contiguous():
             view = None if _force_rma else peer_view(alloc, offset, tensor, pes[root])
             if view is None and not tensor.is_contiguous():
@@ -564,7 +726,8 @@ def broadcast(tensor, root=0, team=0):
         _barrier(team)
         if me != root and tensor.numel():
             if tensor.is_contiguous():
-                _Peer(alloc, offset, tensor.view(-1), pes[root]).read_into(0, tensor.numel(), tensor.view(-1))
+                flat = tensor.view(-1)
+                _peer_list(alloc, offset, flat, (pes[root],))[0].read_into(0, flat.numel(), flat)
             else:
                 tensor.copy_(view)
         _barrier(team)
@@ -594,20 +757,20 @@ def all_to_all(output, input, team=0):
         raise AclshmemInvalid("all_to_all: output and input must not overlap (it cannot run in place)")
     k = total // n
     sym_in = _try_symmetric(input, "input")
-    with torch.no_grad():
+    sym_out = None if sym_in is not None else _try_symmetric(output, "output")
+    if sym_in is None and sym_out is None:
+        raise AclshmemInvalid("all_to_all: input or output must be a symmetric tensor (allocate one with "
+                              "aclshmem_create_tensor / shmem_torch.empty)")
+    with _Scope((sym_in or sym_out)[0].base):
         if sym_in is not None:
             alloc, offset, flat_in = sym_in
             flat_out = output.view(-1)
-            peers = [_Peer(alloc, offset, flat_in, pe) for pe in pes]
+            peers = _peer_list(alloc, offset, flat_in, pes)
             _each_member(team, me, n,
                          lambda j: peers[j].read_into(me * k, (me + 1) * k, flat_out[j * k:(j + 1) * k]))
             return output
-        sym_out = _try_symmetric(output, "output")
-        if sym_out is None:
-            raise AclshmemInvalid("all_to_all: input or output must be a symmetric tensor (allocate one with "
-                                  "aclshmem_create_tensor / shmem_torch.empty)")
         alloc, offset, flat_out = sym_out
         flat_in = input.view(-1)
-        peers = [_Peer(alloc, offset, flat_out, pe) for pe in pes]
+        peers = _peer_list(alloc, offset, flat_out, pes)
         _each_member(team, me, n, lambda j: peers[j].write(me * k, flat_in[j * k:(j + 1) * k]))
     return output

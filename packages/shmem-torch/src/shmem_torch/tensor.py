@@ -134,6 +134,10 @@ def check_pe(pe, name="pe"):
 def extent(t):
     """(first byte address, bytes spanned) of the memory a strided tensor can touch."""
     try:
+        if t.is_contiguous():
+            n = t.numel()
+            if n:
+                return t.data_ptr(), n * t.element_size()
         if t.numel() == 0:
             # data_ptr() is 0 for an empty tensor; its place is still known from its storage.
             base = t.untyped_storage().data_ptr()
@@ -212,7 +216,7 @@ class _Allocation:
     """One symmetric allocation made by this module."""
 
     __slots__ = ("buffer", "base", "nbytes", "instance_id", "tensor_ref", "storage_key", "peers", "pieces",
-                 "freed", "__weakref__")
+                 "plans", "freed", "__weakref__")
 
     def __init__(self, buffer, nbytes, instance_id):
         self.buffer = buffer
@@ -223,6 +227,7 @@ class _Allocation:
         self.storage_key = None  # identity of the storage every tensor of the allocation shares
         self.peers = {}  # world PE -> flat uint8 tensor over that PE's copy (None: not mapped)
         self.pieces = []  # tensors with storages of their own (misaligned peer views)
+        self.plans = {}  # the collectives' per-tensor peer views (shmem_torch.collectives._peer_list)
         self.freed = False
 
     def alive(self):
@@ -236,6 +241,7 @@ class _Allocation:
                 _refuse_writes(flat)
         self.peers.clear()
         self.pieces.clear()
+        self.plans.clear()
 
     def peer_flat(self, pe):
         """A flat uint8 tensor over PE ``pe``'s copy of the whole allocation, or None when
