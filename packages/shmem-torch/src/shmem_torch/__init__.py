@@ -40,8 +40,12 @@ from .amo import (
     atomic_swap,
     atomic_xor,
 )
-from ._ops import all_gather, all_reduce, all_to_all, barrier, broadcast, reduce_scatter  # torch.compile-aware
 from .collectives import ReduceOp
+
+try:  # the collectives as torch custom ops, for torch.compile (torch >= 2.4)
+    from ._ops import all_gather, all_reduce, all_to_all, barrier, broadcast, reduce_scatter
+except (ImportError, AttributeError):  # pragma: no cover - older torch: the plain functions
+    from .collectives import all_gather, all_reduce, all_to_all, barrier, broadcast, reduce_scatter
 from .distributed import DEFAULT_MEM_SIZE, finalize, init
 from .rma import get, put, put_signal, signal_wait_until
 from .tensor import (
@@ -59,9 +63,12 @@ from .tensor import (
     zeros,
 )
 
-from . import backend  # noqa: E402  (the torch.distributed backend "shmem")
-
-backend.register()
+try:  # the torch.distributed backend "shmem" (torch builds without distributed have none)
+    from . import backend
+except ImportError:  # pragma: no cover - depends on the torch build
+    backend = None
+else:
+    backend.register()
 
 __version__ = "0.1.0"
 

@@ -47,9 +47,11 @@ def init(group=None, mem_size=None, instance_id=0):
     if mem_size is not None:
         mem_size = check_int(mem_size, "mem_size", 1)
     instance_id = check_int(instance_id, "instance_id", 0, _pyshmem.ACLSHMEM_MAX_INSTANCE_ID)
-    from . import backend
-
-    if instance_id == 0 and backend.serves(group):
+    try:
+        from . import backend
+    except ImportError:  # pragma: no cover - torch without distributed
+        backend = None
+    if instance_id == 0 and backend is not None and backend.serves(group):
         return  # dist.init_process_group("shmem") started SHMEM for this group already
     try:
         import torch.distributed as dist
