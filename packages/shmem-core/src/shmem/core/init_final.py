@@ -17,7 +17,7 @@ import warnings
 
 from .. import _bootstrap, _pyshmem
 from .._pyshmem import InitMode, UniqueId
-from . import memory
+from . import _logbridge, memory
 from .buffer import take_leftovers
 from .utils import (
     AclshmemError,
@@ -234,6 +234,8 @@ def init(device=None, uid=None, rank=None, nranks=None, mpi_comm=None, initializ
     if not rank < nranks:
         raise AclshmemInvalid(f"rank must satisfy 0 <= rank < nranks, not rank={rank}, nranks={nranks}")
 
+    # Before the library starts, so that its lines about init reach Python's logging too.
+    _logbridge.install_if_configured()
     try:
         with _instance_lock:
             attr = _pyshmem.InitAttr()
