@@ -20,18 +20,36 @@ operation:
 Every on-stream call of ``shmem.core`` and ``shmem_torch`` does this for its operands;
 call it yourself for memory you hand to ``shmem._pyshmem``'s on-stream functions or to
 kernels.
+
+A :class:`Stream` that is garbage-collected while still open is closed by the collector,
+with a ``ResourceWarning`` as for an unclosed file: its work is run first, then its
+worker thread ends.  Where the collector runs on a thread that must not wait for a stream
+(a stream's worker, or while this module's lock is held), the close is left to the next
+stream call of a Python thread (or to finalize).  Finalizing an instance destroys its
+streams: their Stream objects are closed then.
 """
 
 import atexit
 import itertools
+import sys
 import threading
 import time
+import warnings
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from .. import _native, _pyshmem
 from .init_final import register_finalize_hook
 from .utils import AclshmemError, AclshmemInvalid, active_instance_id, check_rc, check_stream
 
-__all__ = ["Stream", "synchronize", "keep_alive"]
+__all__ = ["Stream", "StreamLike", "synchronize", "keep_alive"]
+
+# What a ``stream`` argument takes: a Stream, its handle, or 0 / None for the default stream
+# (where the call allows None).
+StreamLike = Union["Stream", int, None]
+_Key = Union[int, Tuple[str, Optional[int]]]  # a handle, or ("default", instance id)
+_Batch = List[Tuple[int, Tuple[object, ...]]]  # (ticket, objects held for that operation)
+_T = TypeVar("_T")
 
 
 class _Holdings:
@@ -39,34 +57,44 @@ class _Holdings:
 
     __slots__ = ("handle", "ticket", "unmarked", "markers_queued")
 
-    def __init__(self, handle):
+    def __init__(self, handle: int) -> None:
         self.handle = handle          # 0: the default stream of the instance in the key
         self.ticket = 0               # numbers the operations, in enqueue order
-        self.unmarked = []            # (ticket, objects)
+        self.unmarked: _Batch = []    # (ticket, objects)
         self.markers_queued = 0
 
 
 _lock = threading.Lock()
-_holdings = {}        # stream key -> _Holdings
-_marker_batches = {}  # marker token -> (stream key, [(ticket, objects), ...])
-_ran = []             # batches whose marker ran: dropped by the next stream call
+_holdings: Dict[_Key, _Holdings] = {}
+_marker_batches: Dict[int, Tuple[_Key, _Batch]] = {}  # marker token -> (stream key, batch)
+_ran: List[_Batch] = []  # batches whose marker ran: dropped by the next stream call
 _tokens = itertools.count(1)
 # Held for good: their marker could not be enqueued (the stream was being destroyed), so
 # nothing tells when the operation ran.  A rare race; never a use after free.
-_held_forever = []
-_marker_fn = None
+_held_forever: _Batch = []
+_marker_fn: Optional[Any] = None  # the cffi callback of the marker kernel
+# Streams made by Stream objects and not destroyed yet: handle -> (instance id, the
+# object, its serial number).  The serial tells a stream from a later one at the same
+# address.
+_streams: Dict[int, Tuple[Optional[int], "weakref.ref[Stream]", int]] = {}
+_serials = itertools.count(1)
+# (handle, serial) of Streams the collector found open where it could not destroy them.
+_collected: List[Tuple[int, int]] = []
 
 
-def _stream_key(handle):
+def _stream_key(handle: int) -> _Key:
     """Handle 0 names the active instance's default stream: a different one per instance."""
     return ("default", active_instance_id()) if handle == 0 else handle
 
 
-def _marker_ran(block_idx, block_dim, arg):
+def _marker_ran(block_idx: int, block_dim: int, arg: Any) -> None:
     """The marker kernel, run by the stream's worker thread: everything enqueued before it
     has run, so what it covers is free to go."""
     with _lock:
-        key, batch = _marker_batches.pop(int(_native.get_ffi().cast("uintptr_t", arg)), (None, None))
+        entry = _marker_batches.pop(int(_native.get_ffi().cast("uintptr_t", arg)), None)
+        if entry is None:
+            return
+        key, batch = entry
         held = _holdings.get(key)
         if held is not None and held.markers_queued:
             held.markers_queued -= 1
@@ -74,15 +102,18 @@ def _marker_ran(block_idx, block_dim, arg):
             _ran.append(batch)
 
 
-def _drop_ran():
-    """Drops (in the calling thread, outside the lock) what markers have set free."""
+def _drop_ran() -> None:
+    """Drops (in the calling thread, outside the lock) what markers have set free, and
+    closes the streams the collector left to a Python thread."""
     global _ran
     with _lock:
         done, _ran = _ran, []
     del done
+    if _collected and _may_wait_for_streams():
+        _close_collected()
 
 
-def _marker():
+def _marker() -> Any:
     global _marker_fn
     if _marker_fn is None:
         # Kept for the life of the process: the library may call it until the stream ran it.
@@ -90,7 +121,7 @@ def _marker():
     return _marker_fn
 
 
-def _enqueue_marker_locked(key, held):
+def _enqueue_marker_locked(key: _Key, held: _Holdings) -> int:
     """Takes held's unmarked operations into a new marker batch; returns its token."""
     token = next(_tokens)
     _marker_batches[token] = (key, held.unmarked)
@@ -99,7 +130,7 @@ def _enqueue_marker_locked(key, held):
     return token
 
 
-def _launch_marker(key, held, token):
+def _launch_marker(key: _Key, held: _Holdings, token: int) -> None:
     ffi = _native.get_ffi()
     rc = _native.lib.aclshmemx_kernel_launch(ffi.cast("aclrtStream", held.handle), _marker(), 1,
                                              ffi.cast("void *", token))
@@ -112,7 +143,7 @@ def _launch_marker(key, held, token):
         _held_forever.extend(batch)
 
 
-def keep_alive(stream, *objects):
+def keep_alive(stream: StreamLike, *objects: object) -> None:
     """Keeps ``objects`` referenced until ``stream`` (a Stream, its handle, or 0 / None for
     the default stream) has run everything enqueued on it so far.
 
@@ -134,7 +165,7 @@ def keep_alive(stream, *objects):
         _launch_marker(key, held, token)
 
 
-def _ticket(handle):
+def _ticket(handle: int) -> int:
     """The number of the last operation held for stream ``handle``."""
     key = _stream_key(handle)
     with _lock:
@@ -142,7 +173,7 @@ def _ticket(handle):
         return 0 if held is None else held.ticket
 
 
-def _ran_through(handle, ticket):
+def _ran_through(handle: int, ticket: int) -> None:
     """Stream ``handle`` has run everything up to operation ``ticket``: releases it."""
     key = _stream_key(handle)
     with _lock:
@@ -154,7 +185,7 @@ def _ran_through(handle, ticket):
     del done
 
 
-def _drained_by(handle, call):
+def _drained_by(handle: int, call: Callable[[], _T]) -> _T:
     """Returns call(), a library call that, when it returns without raising, has run
     everything enqueued on stream ``handle`` before it; then releases what was held for
     that work."""
@@ -165,7 +196,7 @@ def _drained_by(handle, call):
     return result
 
 
-def _forget(handle):
+def _forget(handle: int) -> None:
     key = _stream_key(handle)
     with _lock:
         held = _holdings.pop(key, None)
@@ -173,7 +204,7 @@ def _forget(handle):
     _drop_ran()
 
 
-def _last_markers(instance_id):
+def _last_markers(instance_id: int) -> None:
     """Before a finalize: a marker behind the held operations of every stream it will drain
     (of the instance, or of unknown instance), so that they are released by that drain."""
     active = active_instance_id()
@@ -192,8 +223,60 @@ def _last_markers(instance_id):
 register_finalize_hook(_last_markers)
 
 
+def _streams_die_with(instance_id: int) -> None:
+    """Before a finalize: the instance's streams are destroyed by it, so their Stream
+    objects are closed (a later close or collection must not touch the dead handle,
+    which a new stream may reuse)."""
+    with _lock:
+        dying = [(h, ref) for h, (iid, ref, _) in _streams.items() if iid == instance_id]
+        for handle, _ in dying:
+            del _streams[handle]
+    for _, ref in dying:
+        stream = ref()
+        if stream is not None:
+            stream._handle = None
+
+
+register_finalize_hook(_streams_die_with)
+
+
+def _may_wait_for_streams() -> bool:
+    """Whether this thread may wait for a stream's work: not a thread the library made (a
+    stream's worker, running a kernel: it may be the very stream, or one it feeds), and
+    not while this module's lock is held (a marker on the stream needs it)."""
+    if isinstance(threading.current_thread(), threading._DummyThread):  # not made by Python
+        return False
+    if not _lock.acquire(blocking=False):
+        return False
+    _lock.release()
+    return True
+
+
+def _destroy_collected(handle: int, serial: int) -> None:
+    """Destroys the stream of a collected Stream, unless finalize did already."""
+    with _lock:
+        known = _streams.get(handle)
+        if known is None or known[2] != serial:
+            return
+        del _streams[handle]
+    error_before = _pyshmem.aclshmemx_get_last_error()
+    if _pyshmem.aclshmemx_stream_destroy(handle) == _pyshmem.ACLSHMEM_SUCCESS:
+        _forget(handle)
+    elif not error_before:
+        _pyshmem.aclshmemx_clear_last_error()  # the collector's failure is nobody's last error
+
+
+def _close_collected() -> None:
+    while _collected:
+        try:
+            handle, serial = _collected.pop()
+        except IndexError:  # another thread took the last one
+            return
+        _destroy_collected(handle, serial)
+
+
 @atexit.register
-def _wait_for_markers_at_exit():
+def _wait_for_markers_at_exit() -> None:
     """A marker that ran after the interpreter is gone would call into freed state.  At
     exit, give the streams time to run the markers still queued while they make progress
     (a stream blocked for good, e.g. on a wait nobody satisfies, ends the wait soon)."""
@@ -213,57 +296,83 @@ class Stream:
     ``synchronize()`` waits for everything enqueued so far; ``close()`` destroys it.  Use
     it as a context manager to close it automatically."""
 
-    def __init__(self):
+    _handle: Optional[int] = None  # None: closed (or never made)
+    _serial = 0
+
+    def __init__(self) -> None:
+        _drop_ran()
         try:
-            self._handle = _pyshmem.aclshmemx_stream_create()
+            handle = _pyshmem.aclshmemx_stream_create()
         except RuntimeError as exc:
             raise AclshmemError(f"Stream: {exc}") from None
+        self._serial = next(_serials)
+        with _lock:
+            _streams[handle] = (active_instance_id(), weakref.ref(self), self._serial)
+        self._handle = handle
+
+    def __del__(self) -> None:
+        handle = self._handle
+        if handle is None:
+            return
+        self._handle = None
+        if sys.is_finalizing():
+            return  # the process is ending, and its threads with it
+        try:  # an "error" filter makes the warning an exception: Python reports it as unraisable
+            warnings.warn(f"unclosed Stream(handle={handle:#x}): close it, or use it as a context manager",
+                          ResourceWarning, source=self)
+        finally:
+            if _may_wait_for_streams():
+                _destroy_collected(handle, self._serial)
+            else:
+                _collected.append((handle, self._serial))
 
     @property
-    def handle(self):
+    def handle(self) -> int:
         """The stream's address as an int."""
         if self._handle is None:
-            raise AclshmemInvalid("the stream is closed")
+            raise AclshmemInvalid("the stream is closed (by close(), or by the finalize of its instance)")
         return self._handle
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """True once close() destroyed the stream."""
         return self._handle is None
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits for everything enqueued on the stream; raises AclshmemError with the first
         error that happened on it."""
         handle = self.handle
         _drained_by(handle, lambda: check_rc("Stream.synchronize", _pyshmem.aclshmemx_stream_synchronize(handle)))
 
-    def close(self):
+    def close(self) -> None:
         """Waits for the stream and destroys it (closing twice is allowed)."""
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
+        with _lock:
+            _streams.pop(handle, None)
         rc = _pyshmem.aclshmemx_stream_destroy(handle)
         if rc == _pyshmem.ACLSHMEM_SUCCESS:
             _forget(handle)  # destroy ran everything enqueued
         check_rc("Stream.close", rc)
 
-    def __enter__(self):
+    def __enter__(self) -> "Stream":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self.handle
 
-    def __index__(self):
+    def __index__(self) -> int:
         return self.handle
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Stream(closed)" if self._handle is None else f"Stream(handle={self._handle:#x})"
 
 
-def synchronize(stream=0):
+def synchronize(stream: Union[Stream, int] = 0) -> None:
     """Waits for everything enqueued on ``stream`` (0: the default stream)."""
     s = check_stream(stream)
     _drained_by(s, lambda: check_rc("synchronize", _pyshmem.aclshmemx_stream_synchronize(s)))
