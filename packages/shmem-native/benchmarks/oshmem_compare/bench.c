@@ -1,0 +1,500 @@
+/*
+ * bench.c - point-to-point and barrier numbers of an OpenSHMEM library, 2 PEs.
+ *
+ * Written against the standard OpenSHMEM API only (no shmem_ptr, no extensions), so the
+ * same source measures Open MPI's OSHMEM and libaclshmem:
+ *
+ *     oshcc -O2 bench.c -o bench_oshmem
+ *     cc -O2 -include shmem_compat.h bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
+ *
+ * run.py beside it builds both, runs them in turn and compares them.  PE 0 measures, PE 1
+ * is the target; extra PEs only take part in the barriers.
+ *
+ *     bench [-r REPS] [-t MS] [-m MAX_BYTES] [-T test,test,...]
+ *
+ *   -r  repetitions of each point; the median is printed (default 7)
+ *   -t  milliseconds per repetition: the iteration count is calibrated to it (default 20)
+ *   -m  the largest message of the bandwidth tests (default 16 MiB; sizes 8, 32, ... x4, and MAX)
+ *   -T  only these tests (names as printed below, without the size)
+ *
+ * Before timing anything it checks that a put of MAX_BYTES reaches PE 1 and a get brings
+ * it back (exit status 1 if not).  One line per point on stdout, "metric size value unit",
+ * after "#" comment lines; "# end" after the last test, before shmem_finalize:
+ *
+ *   put_lat_barrier  8  shmem_putmem of 8 B + shmem_quiet, the target in shmem_barrier_all (us)
+ *   put_lat_asleep   8  the same, the target in shmem_long_wait_until on a word nobody
+ *                       writes until the end, given 10 ms to settle (fall asleep) first (us)
+ *   put_lat_spin     8  the same, the target spinning on that word in a volatile loop of
+ *                       its own, calling no library routine (us)
+ *   p_lat            8  shmem_long_p + shmem_quiet, the target in the barrier (us)
+ *   get_lat          8  blocking shmem_getmem of 8 B (us)
+ *   g_lat            8  shmem_long_g (us)
+ *   pingpong         8  half a round trip: PE 0 shmem_long_p's a word to PE 1, which waits
+ *                       for it in shmem_long_wait_until and answers the same way (us)
+ *   barrier          0  shmem_barrier_all on every PE (us)
+ *   put_bw        SIZE  a stream of shmem_putmem, shmem_quiet after every 64 and at the
+ *                       end, the target in the barrier (GB/s, 1e9 bytes per second)
+ *   put_nbi_bw    SIZE  the same with shmem_putmem_nbi (GB/s)
+ *   get_bw        SIZE  a stream of blocking shmem_getmem (GB/s)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#ifndef SHMEM_COMPAT_H /* libaclshmem: shmem_compat.h is included by -include instead */
+#include <shmem.h>
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_MAX_SIZE (16L << 20)
+#define MAX_REPS 101
+#define MAX_ITERS (1L << 24)
+#define WINDOW 64            /* puts between two quiets in the bandwidth tests */
+#define SETTLE_NS 10000000L  /* the time a waiting target gets to fall asleep (10 ms) */
+#define SPIN_LIMIT_S 60.0    /* a spinning target gives up after this (a library that never delivers) */
+
+/* Words of the symmetric control array. */
+enum { C_SHARE, C_WAKE, C_PP, C_WORD, C_COUNT };
+
+static int me, npes;
+static long *ctl;       /* symmetric, C_COUNT words */
+static char *buf;       /* symmetric: what puts write and gets read on PE 1 */
+static char *loc;       /* symmetric: the source of puts, the destination of gets */
+static int reps = 7;
+static double target_s = 0.020;
+static long max_size = DEFAULT_MAX_SIZE;
+static const char *only = NULL;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void nap(long ns)
+{
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* PE 0's value, on every PE. */
+static long share(long value)
+{
+    if (me == 0) {
+        for (int pe = 1; pe < npes; pe++)
+            shmem_long_p(&ctl[C_SHARE], value, pe);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    long got = me == 0 ? value : *(volatile long *)&ctl[C_SHARE];
+    shmem_barrier_all(); /* nobody writes the next value before everybody has read this one */
+    return got;
+}
+
+/* A kernel runs n operations of one test on every PE (collective) and returns the seconds
+ * PE 0 measured (0 elsewhere). */
+typedef double (*kernel_fn)(long n, size_t size);
+
+static double k_put_lat_barrier(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_putmem(buf, loc, size, 1);
+            shmem_quiet();
+        }
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+/* The target waits for ctl[C_WAKE], which PE 0 sets after the timed loop: asleep in
+ * shmem_long_wait_until, or spinning on it in user code. */
+static double put_lat_waiting(long n, size_t size, int spin)
+{
+    double t = 0;
+    ctl[C_WAKE] = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        nap(SETTLE_NS);
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_putmem(buf, loc, size, 1);
+            shmem_quiet();
+        }
+        t = now() - t0;
+        shmem_long_p(&ctl[C_WAKE], 1, 1);
+        shmem_quiet();
+    } else if (me == 1) {
+        if (spin) {
+            volatile long *w = &ctl[C_WAKE];
+            double give_up = now() + SPIN_LIMIT_S;
+            unsigned long k = 0;
+            while (*w == 0) {
+                if ((++k & 0xfffff) == 0 && now() > give_up) {
+                    fprintf(stderr, "# PE 1: put_lat_spin: the wake-up word never arrived in %.0f s while "
+                                    "spinning; the library seems to need the target's progress\n",
+                            SPIN_LIMIT_S);
+                    shmem_long_wait_until(&ctl[C_WAKE], SHMEM_CMP_NE, 0);
+                    break;
+                }
+            }
+        } else {
+            shmem_long_wait_until(&ctl[C_WAKE], SHMEM_CMP_NE, 0);
+        }
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_put_lat_asleep(long n, size_t size) { return put_lat_waiting(n, size, 0); }
+static double k_put_lat_spin(long n, size_t size) { return put_lat_waiting(n, size, 1); }
+
+static double k_p_lat(long n, size_t size)
+{
+    (void)size;
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_long_p(&ctl[C_WORD], i, 1);
+            shmem_quiet();
+        }
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_get_lat(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++)
+            shmem_getmem(loc, buf, size, 1);
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_g_lat(long n, size_t size)
+{
+    (void)size;
+    double t = 0;
+    long sum = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++)
+            sum += shmem_long_g(&ctl[C_WORD], 1);
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    if (sum == -1) /* keeps the loads */
+        printf("#\n");
+    return t;
+}
+
+/* Half round trip: t / (2 n) is taken by the caller through the count 2 n. */
+static double k_pingpong(long n, size_t size)
+{
+    (void)size;
+    double t = 0;
+    ctl[C_PP] = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 1; i <= n; i++) {
+            shmem_long_p(&ctl[C_PP], i, 1);
+            shmem_long_wait_until(&ctl[C_PP], SHMEM_CMP_GE, i);
+        }
+        t = now() - t0;
+    } else if (me == 1) {
+        for (long i = 1; i <= n; i++) {
+            shmem_long_wait_until(&ctl[C_PP], SHMEM_CMP_GE, i);
+            shmem_long_p(&ctl[C_PP], i, 0);
+        }
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_barrier(long n, size_t size)
+{
+    (void)size;
+    shmem_barrier_all();
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        shmem_barrier_all();
+    double t = now() - t0;
+    shmem_barrier_all();
+    return me == 0 ? t : 0;
+}
+
+static double k_put_bw(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_putmem(buf, loc, size, 1);
+            if ((i + 1) % WINDOW == 0)
+                shmem_quiet();
+        }
+        shmem_quiet();
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_put_nbi_bw(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_putmem_nbi(buf, loc, size, 1);
+            if ((i + 1) % WINDOW == 0)
+                shmem_quiet();
+        }
+        shmem_quiet();
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_get_bw(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++)
+            shmem_getmem(loc, buf, size, 1);
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+/* The iteration count for one repetition of about target_s, decided on PE 0. */
+static long calibrate(kernel_fn k, size_t size)
+{
+    long n = 1;
+    for (;;) {
+        double t = k(n, size);
+        long next = 0; /* > 0: try that many; < 0: use -next */
+        if (me == 0) {
+            if (t >= target_s / 8 || n >= MAX_ITERS) {
+                double want = t > 0 ? (double)n * target_s / t : (double)MAX_ITERS;
+                if (want > MAX_ITERS)
+                    want = MAX_ITERS;
+                if (want < 1)
+                    want = 1;
+                next = -(long)want;
+            } else {
+                next = n * 8;
+            }
+        }
+        next = share(next);
+        if (next < 0)
+            return -next;
+        n = next;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int wanted(const char *name)
+{
+    if (!only)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *end = strchr(p, ',');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (l == len && strncmp(p, name, len) == 0)
+            return 1;
+        p += l + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+/* Median seconds per operation (ops_per_iter operations in each of the n iterations). */
+static double median_per_op(kernel_fn k, size_t size, double ops_per_iter)
+{
+    long n = calibrate(k, size);
+    double v[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+        v[r] = k(n, size) / ((double)n * ops_per_iter);
+    qsort(v, (size_t)reps, sizeof v[0], cmp_double);
+    return reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+}
+
+static void latency(const char *name, kernel_fn k, size_t size, double ops_per_iter)
+{
+    if (!wanted(name))
+        return;
+    double s = median_per_op(k, size, ops_per_iter);
+    if (me == 0) {
+        printf("%s %zu %.4f us\n", name, size, s * 1e6);
+        fflush(stdout);
+    }
+}
+
+static void bandwidth(const char *name, kernel_fn k)
+{
+    if (!wanted(name))
+        return;
+    for (long size = 8;; size *= 4) {
+        if (size > max_size)
+            size = max_size;
+        double s = median_per_op(k, (size_t)size, 1.0);
+        if (me == 0) {
+            printf("%s %ld %.4f GB/s\n", name, size, (double)size / s / 1e9);
+            fflush(stdout);
+        }
+        if (size == max_size)
+            break;
+    }
+}
+
+/* Before any timing: the puts and gets of the sizes measured really move the data, so a
+ * library that returned early (or a broken mapping) cannot look fast.  Exits on a mismatch. */
+static void check_transfers(void)
+{
+    int bad = 0;
+    if (me == 0) {
+        for (long i = 0; i < max_size; i++)
+            loc[i] = (char)(i * 7 + 3);
+        shmem_putmem_nbi(buf, loc, (size_t)max_size, 1);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    if (me == 1) {
+        for (long i = 0; i < max_size && !bad; i++)
+            bad = buf[i] != (char)(i * 7 + 3);
+        shmem_long_p(&ctl[C_WORD], bad, 0);
+        shmem_quiet();
+        ctl[C_WORD] = 4242; /* PE 1's own word, for PE 0's shmem_long_g */
+    }
+    shmem_barrier_all();
+    if (me == 0) {
+        bad = ctl[C_WORD] != 0;
+        memset(loc, 0, (size_t)max_size);
+        shmem_getmem(loc, buf, (size_t)max_size, 1);
+        for (long i = 0; i < max_size && !bad; i++)
+            bad = loc[i] != (char)(i * 7 + 3);
+        bad |= shmem_long_g(&ctl[C_WORD], 1) != 4242;
+    }
+    if (share(bad)) {
+        if (me == 0)
+            fprintf(stderr, "bench: the check of put and get (%ld bytes to PE 1 and back) failed\n", max_size);
+        shmem_global_exit(1);
+    }
+    ctl[C_WORD] = 0;
+    memset(buf, 1, (size_t)max_size);
+    memset(loc, 2, (size_t)max_size);
+    shmem_barrier_all();
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [-r REPS (1..%d)] [-t MS] [-m MAX_BYTES] [-T test,test,...]\n", argv0, MAX_REPS);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 >= argc)
+            usage(argv[0]);
+        const char *opt = argv[i], *val = argv[++i];
+        if (strcmp(opt, "-r") == 0)
+            reps = atoi(val);
+        else if (strcmp(opt, "-t") == 0)
+            target_s = atof(val) / 1e3;
+        else if (strcmp(opt, "-m") == 0)
+            max_size = atol(val);
+        else if (strcmp(opt, "-T") == 0)
+            only = val;
+        else
+            usage(argv[0]);
+    }
+    if (reps < 1 || reps > MAX_REPS || !(target_s > 0) || max_size < 8)
+        usage(argv[0]);
+
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    if (npes < 2) {
+        if (me == 0)
+            fprintf(stderr, "bench: needs at least 2 PEs, got %d\n", npes);
+        shmem_finalize();
+        return 2;
+    }
+    ctl = shmem_malloc(C_COUNT * sizeof(long));
+    buf = shmem_malloc((size_t)max_size);
+    loc = shmem_malloc((size_t)max_size);
+    if (!ctl || !buf || !loc) {
+        fprintf(stderr, "bench: PE %d: shmem_malloc of %ld bytes failed\n", me, max_size);
+        shmem_global_exit(1);
+    }
+    memset(ctl, 0, C_COUNT * sizeof(long));
+    memset(buf, 1, (size_t)max_size);
+    memset(loc, 2, (size_t)max_size);
+    shmem_barrier_all();
+
+    if (me == 0) {
+        char name[SHMEM_MAX_NAME_LEN];
+        shmem_info_get_name(name);
+        printf("# library %s\n# pes %d reps %d ms_per_rep %g max_size %ld\n", name, npes, reps, target_s * 1e3,
+               max_size);
+        fflush(stdout);
+    }
+
+    check_transfers();
+
+    latency("put_lat_barrier", k_put_lat_barrier, 8, 1.0);
+    latency("put_lat_asleep", k_put_lat_asleep, 8, 1.0);
+    latency("put_lat_spin", k_put_lat_spin, 8, 1.0);
+    latency("p_lat", k_p_lat, 8, 1.0);
+    latency("get_lat", k_get_lat, 8, 1.0);
+    latency("g_lat", k_g_lat, 8, 1.0);
+    latency("pingpong", k_pingpong, 8, 2.0);
+    latency("barrier", k_barrier, 0, 1.0);
+    bandwidth("put_bw", k_put_bw);
+    bandwidth("put_nbi_bw", k_put_nbi_bw);
+    bandwidth("get_bw", k_get_bw);
+
+    shmem_barrier_all();
+    if (me == 0) { /* every test ran: what the library does in shmem_finalize no longer counts */
+        printf("# end\n");
+        fflush(stdout);
+    }
+    shmem_free(loc);
+    shmem_free(buf);
+    shmem_free(ctl);
+    shmem_finalize();
+    return 0;
+}

@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""libaclshmem against Open MPI's OSHMEM, side by side in one run.
+
+bench.c (beside this file) is written against the OpenSHMEM API.  This script builds it
+twice - with Open MPI's ``oshcc`` for OSHMEM, and with ``cc -include shmem_compat.h``
+against libaclshmem - runs both with 2 PEs in alternating rounds (so that both see the
+same machine load), takes the median of the rounds and prints, for every measure, both
+numbers, their ratio and the goal of issue #17:
+
+* every latency of libaclshmem <= OSHMEM's (ratio <= 1.00),
+* every bandwidth of libaclshmem >= 0.95 x OSHMEM's, 8 B .. 16 MiB,
+* a put to a PE asleep in wait_until costs <= 1.5 x a put to a PE spinning in user code.
+
+It is a benchmark, not a test: it never fails because of a number (``--check`` makes the
+exit status 3 when a goal is missed, for whoever wants that).
+
+    python3 run.py                        # libaclshmem from pkg-config (aclshmem)
+    python3 run.py --build-dir /tmp/bld   # ... or from a meson build directory
+    python3 run.py --library /path/libaclshmem.so
+    python3 run.py --install              # apt-get Open MPI first (as root)
+
+Launching.  OSHMEM's PEs are started by ``oshrun -np 2`` (with ``--allow-run-as-root`` when
+run as root, ``--oversubscribe`` so that a 1-core machine works, and the UCX spml, the only
+one Open MPI 4.1 ships).  libaclshmem's PEs are started here the way ``python -m shmem.run``
+starts them: this script makes the job's unique ID (aclshmemx_get_uniqueid, through ctypes,
+so nothing beyond the Python standard library is needed) and starts the program twice with
+SHMEM_RUN_UID / SHMEM_RUN_PE / SHMEM_RUN_NPES, which shmem_compat.h's shmem_init reads.
+(shmem.run itself only starts Python programs.)
+
+Binding.  oshrun binds PE i to core i by default.  ``--bind core`` (the default) gives
+libaclshmem's PEs the same: PE i on the i-th CPU this script may use.  ``--bind none``
+runs both libraries unbound (oshrun ``--bind-to none``).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NATIVE = HERE.parents[1]  # packages/shmem-native
+PUBLIC_INCLUDE = NATIVE / "include"
+UID_SIZE = 136
+NPES = 2
+APT_PACKAGES = ("openmpi-bin", "libopenmpi-dev")
+
+LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "get_lat", "g_lat", "pingpong",
+             "barrier")
+BANDWIDTHS = ("put_bw", "put_nbi_bw", "get_bw")
+LATENCY_GOAL = 1.00   # libaclshmem / OSHMEM, at most
+BANDWIDTH_GOAL = 0.95  # libaclshmem / OSHMEM, at least
+ASLEEP_GOAL = 1.5     # put_lat_asleep / put_lat_spin of libaclshmem, at most
+
+DESCRIPTIONS = {
+    "put_lat_barrier": "putmem 8 B + quiet, target in barrier",
+    "put_lat_asleep": "putmem 8 B + quiet, target asleep in wait_until",
+    "put_lat_spin": "putmem 8 B + quiet, target spinning in user code",
+    "p_lat": "long_p + quiet",
+    "get_lat": "getmem 8 B",
+    "g_lat": "long_g",
+    "pingpong": "long_p / wait_until, half round trip",
+    "barrier": "barrier_all",
+    "put_bw": "putmem stream, quiet every 64",
+    "put_nbi_bw": "putmem_nbi stream, quiet every 64",
+    "get_bw": "getmem stream",
+}
+
+
+class Failure(Exception):
+    """Something that stops the comparison, with a message for the user."""
+
+
+# ---- Open MPI ---------------------------------------------------------------------------
+
+def find_openmpi():
+    """(oshcc, oshrun) paths, or None when Open MPI's OSHMEM is not installed."""
+    oshcc, oshrun = shutil.which("oshcc"), shutil.which("oshrun")
+    return (oshcc, oshrun) if oshcc and oshrun else None
+
+
+def install_hint():
+    return ("Open MPI's OSHMEM (oshcc, oshrun) is not installed.  On Debian or Ubuntu:\n"
+            f"    sudo apt-get update && sudo apt-get install -y {' '.join(APT_PACKAGES)}\n"
+            "or run this script with --install as root.")
+
+
+def install_openmpi():
+    if os.geteuid() != 0:
+        raise Failure("--install runs apt-get and needs root; run it as root, or install by hand:\n" + install_hint())
+    if not shutil.which("apt-get"):
+        raise Failure("--install knows only apt-get (Debian, Ubuntu); install Open MPI with its OSHMEM by hand")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", *APT_PACKAGES]):
+        print("+", shlex.join(cmd), file=sys.stderr)
+        if subprocess.run(cmd, env=env).returncode != 0:
+            raise Failure(f"{shlex.join(cmd)} failed")
+
+
+def openmpi_version(oshrun):
+    try:
+        out = subprocess.run([oshrun, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return out.splitlines()[0].strip() if out else "unknown"
+
+
+# ---- libaclshmem ------------------------------------------------------------------------
+
+class Aclshmem:
+    """Where libaclshmem is: the shared library, and the compiler flags to build against it."""
+
+    def __init__(self, library, cflags, ldflags, origin):
+        self.library = Path(library)
+        self.cflags = cflags
+        self.ldflags = ldflags
+        self.origin = origin
+
+
+def _from_library(path, origin):
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise Failure(f"{origin}: {path} is not a file")
+    return Aclshmem(path, [f"-I{PUBLIC_INCLUDE}"], [str(path), f"-Wl,-rpath,{path.parent}"], f"{origin} ({path})")
+
+
+def _from_build_dir(build_dir):
+    build_dir = Path(build_dir).resolve()
+    for candidate in (build_dir / "packages/shmem-native/src/libaclshmem.so", build_dir / "src/libaclshmem.so"):
+        if candidate.is_file():
+            return _from_library(candidate, "--build-dir")
+    raise Failure(f"--build-dir {build_dir}: no libaclshmem.so in packages/shmem-native/src/ or src/ "
+                  f"(build it: meson setup {build_dir} <repo> -Dbuildtype=release && ninja -C {build_dir})")
+
+
+def _from_pkg_config():
+    if not shutil.which("pkg-config"):
+        return None
+    probe = subprocess.run(["pkg-config", "--exists", "aclshmem"])
+    if probe.returncode != 0:
+        return None
+    cflags = shlex.split(subprocess.run(["pkg-config", "--cflags", "aclshmem"], capture_output=True,
+                                        text=True, check=True).stdout)
+    libs = shlex.split(subprocess.run(["pkg-config", "--libs", "aclshmem"], capture_output=True,
+                                      text=True, check=True).stdout)
+    lib_dirs = [flag[2:] for flag in libs if flag.startswith("-L")]
+    library = next((Path(d) / "libaclshmem.so" for d in lib_dirs if (Path(d) / "libaclshmem.so").is_file()), None)
+    if library is None:
+        raise Failure("pkg-config aclshmem names no directory holding libaclshmem.so (-L...)")
+    rpaths = [f"-Wl,-rpath,{d}" for d in lib_dirs]
+    return Aclshmem(library.resolve(), cflags, libs + rpaths, f"pkg-config aclshmem ({library.resolve()})")
+
+
+def find_aclshmem(args):
+    if args.library:
+        return _from_library(args.library, "--library")
+    if args.build_dir:
+        return _from_build_dir(args.build_dir)
+    if os.environ.get("ACLSHMEM_LIBRARY"):
+        return _from_library(os.environ["ACLSHMEM_LIBRARY"], "ACLSHMEM_LIBRARY")
+    found = _from_pkg_config()
+    if found is None:
+        raise Failure("libaclshmem not found: pass --build-dir DIR (a meson build of this repository) or "
+                      "--library PATH, set ACLSHMEM_LIBRARY, or make pkg-config find aclshmem "
+                      "(PKG_CONFIG_PATH=DIR/meson-uninstalled for a build directory)")
+    return found
+
+
+# ---- building ---------------------------------------------------------------------------
+
+def compile_both(workdir, oshcc, acl, cc):
+    source = HERE / "bench.c"
+    oshmem_bin = workdir / "bench_oshmem"
+    acl_bin = workdir / "bench_aclshmem"
+    commands = [
+        [oshcc, "-O2", "-std=c11", str(source), "-o", str(oshmem_bin)],
+        [cc, "-O2", "-std=c11", "-include", str(HERE / "shmem_compat.h"), *acl.cflags, str(source), "-o",
+         str(acl_bin), *acl.ldflags],
+    ]
+    for cmd in commands:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise Failure(f"building failed: {shlex.join(cmd)}\n{done.stdout}{done.stderr}")
+    return oshmem_bin, acl_bin
+
+
+# ---- running ----------------------------------------------------------------------------
+
+def parse_output(text):
+    """{(metric, size): value} from bench's stdout; None unless it reached "# end"."""
+    values = {}
+    ended = False
+    for line in text.splitlines():
+        if line.strip() == "# end":
+            ended = True
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) == 4:
+            try:
+                values[(parts[0], int(parts[1]))] = float(parts[2])
+            except ValueError:
+                pass
+    return values if ended else None
+
+
+def heap_size(max_size):
+    """The symmetric heap each PE needs: bench allocates two buffers of max_size, plus room."""
+    return 2 * max_size + (64 << 20)
+
+
+def run_oshmem(binary, oshrun, bench_args, args):
+    cmd = [oshrun, "-np", str(NPES), "--oversubscribe", "--bind-to", args.bind, "--mca", "spml", "ucx",
+           "-x", f"SHMEM_SYMMETRIC_SIZE={heap_size(args.max_size)}"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += [*args.oshrun_arg, str(binary), *bench_args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    values = parse_output(done.stdout)
+    if values is None:
+        raise Failure(f"OSHMEM run failed (status {done.returncode}): {shlex.join(cmd)}\n{done.stdout}{done.stderr}")
+    # Open MPI 4.1.4/4.1.5 crash in their exit handler after shmem_finalize (open-mpi/ompi#11604,
+    # fixed in 4.1.6): every number was printed by then ("# end"), so the run counts.
+    return values, done.returncode != 0
+
+
+def make_uid(library):
+    lib = ctypes.CDLL(str(library))
+    uid = ctypes.create_string_buffer(UID_SIZE)
+    if lib.aclshmemx_get_uniqueid(uid) != 0:
+        raise Failure("aclshmemx_get_uniqueid failed")
+    return lib, uid.raw.hex()  # the library stays loaded: it holds the reserved port until PE 0 binds it
+
+
+def cpus_for_pes():
+    cpus = sorted(os.sched_getaffinity(0))
+    return [cpus[pe % len(cpus)] for pe in range(NPES)]
+
+
+def run_aclshmem(binary, acl, bench_args, args):
+    _lib, uid = make_uid(acl.library)
+    env = dict(os.environ, SHMEM_RUN_UID=uid, SHMEM_RUN_NPES=str(NPES),
+               SHMEM_RUN_MEM_SIZE=str(heap_size(args.max_size)))
+    cpus = cpus_for_pes()
+    procs = []
+    try:
+        for pe in range(NPES):
+            pin = (lambda cpu=cpus[pe]: os.sched_setaffinity(0, {cpu})) if args.bind == "core" else None
+            procs.append(subprocess.Popen([str(binary), *bench_args], env=dict(env, SHMEM_RUN_PE=str(pe)),
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          preexec_fn=pin))
+        outputs = [p.communicate(timeout=args.timeout) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    values = parse_output(outputs[0][0])
+    statuses = [p.returncode for p in procs]
+    if values is None or any(statuses):
+        detail = "".join(f"[PE {pe}] {out}{err}" for pe, (out, err) in enumerate(outputs))
+        raise Failure(f"libaclshmem run failed (statuses {statuses}): {binary} {shlex.join(bench_args)}\n{detail}")
+    return values
+
+
+# ---- the table --------------------------------------------------------------------------
+
+def size_text(size):
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def median_of(rounds, key):
+    vals = [r[key] for r in rounds if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def comparison_rows(acl_rounds, osh_rounds):
+    """[(label, size_text, acl, osh, unit, ratio, goal_text, met)] for every measure both ran."""
+    rows = []
+    keys = sorted({k for r in acl_rounds for k in r} & {k for r in osh_rounds for k in r},
+                  key=lambda k: ((LATENCIES + BANDWIDTHS).index(k[0]) if k[0] in LATENCIES + BANDWIDTHS else 99,
+                                 k[1]))
+    for key in keys:
+        metric, size = key
+        acl, osh = median_of(acl_rounds, key), median_of(osh_rounds, key)
+        ratio = acl / osh if osh else float("inf")
+        if metric in BANDWIDTHS:
+            rows.append((metric, size_text(size), acl, osh, "GB/s", ratio, f">= {BANDWIDTH_GOAL:.2f}",
+                         ratio >= BANDWIDTH_GOAL))
+        else:
+            rows.append((metric, "" if metric == "barrier" else size_text(size), acl, osh, "us", ratio,
+                         f"<= {LATENCY_GOAL:.2f}", ratio <= LATENCY_GOAL))
+    return rows
+
+
+def asleep_row(acl_rounds, osh_rounds):
+    key_asleep, key_spin = ("put_lat_asleep", 8), ("put_lat_spin", 8)
+    acl_a, acl_s = median_of(acl_rounds, key_asleep), median_of(acl_rounds, key_spin)
+    osh_a, osh_s = median_of(osh_rounds, key_asleep), median_of(osh_rounds, key_spin)
+    if None in (acl_a, acl_s):
+        return None
+    acl_ratio = acl_a / acl_s
+    osh_ratio = osh_a / osh_s if None not in (osh_a, osh_s) else None
+    return acl_ratio, osh_ratio, acl_ratio <= ASLEEP_GOAL
+
+
+def number(value):
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def render(rows, asleep):
+    header = ("measure", "size", "libaclshmem", "OSHMEM", "unit", "ratio", "goal", "met?")
+    body = [(m, s, number(a), number(o), u, f"{r:.2f}", g, "yes" if ok else "NO")
+            for m, s, a, o, u, r, g, ok in rows]
+    if asleep:
+        acl_ratio, osh_ratio, ok = asleep
+        body.append(("asleep / spin", "8 B", f"{acl_ratio:.2f}", "-" if osh_ratio is None else f"{osh_ratio:.2f}",
+                     "x", f"{acl_ratio:.2f}", f"<= {ASLEEP_GOAL:.2f}", "yes" if ok else "NO"))
+    widths = [max(len(str(row[i])) for row in [header] + body) for i in range(len(header))]
+    right = {2, 3, 5}
+    lines = []
+    for n, row in enumerate([header] + body):
+        cells = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# ---- main -------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    where = p.add_argument_group("libaclshmem (default: ACLSHMEM_LIBRARY, else pkg-config aclshmem)")
+    where.add_argument("--build-dir", help="a meson build directory of this repository")
+    where.add_argument("--library", help="the libaclshmem.so to use (headers from this source tree)")
+    p.add_argument("--install", action="store_true", help=f"apt-get install {' '.join(APT_PACKAGES)} if missing (root)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of both libraries (default 3)")
+    p.add_argument("--reps", type=int, default=7, help="repetitions per point inside one run; bench's median (default 7)")
+    p.add_argument("--ms", type=float, default=20, help="milliseconds per repetition (default 20)")
+    p.add_argument("--max-size", type=int, default=16 << 20, help="largest message in bytes (default 16 MiB)")
+    p.add_argument("--tests", help="only these tests, comma-separated (bench's names: " +
+                   ", ".join(LATENCIES + BANDWIDTHS) + ")")
+    p.add_argument("--bind", choices=("core", "none"), default="core",
+                   help="core: PE i on CPU i for both libraries (oshrun's default); none: unbound")
+    p.add_argument("--oshrun-arg", action="append", default=[], help="an extra argument of oshrun (repeatable)")
+    p.add_argument("--cc", default=os.environ.get("CC", "cc"), help="the C compiler for the libaclshmem build")
+    p.add_argument("--timeout", type=float, default=900, help="seconds one run may take (default 900)")
+    p.add_argument("--json", help="write every round's numbers and the medians to this file")
+    p.add_argument("--check", action="store_true", help="exit with status 3 when a goal is missed")
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.reps < 1 or args.ms <= 0 or args.max_size < 8:
+        p.error("--rounds and --reps must be >= 1, --ms > 0, --max-size >= 8")
+    return args
+
+
+def bench_args(args):
+    out = ["-r", str(args.reps), "-t", str(args.ms), "-m", str(args.max_size)]
+    if args.tests:
+        out += ["-T", args.tests]
+    return out
+
+
+def load_text():
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min) {five:.2f} (5 min) on {os.cpu_count()} CPUs"
+
+
+def compare(args):
+    tools = find_openmpi()
+    if tools is None and args.install:
+        install_openmpi()
+        tools = find_openmpi()
+    if tools is None:
+        raise Failure(install_hint())
+    oshcc, oshrun = tools
+    acl = find_aclshmem(args)
+    print(f"# OSHMEM: {openmpi_version(oshrun)}; libaclshmem: {acl.origin}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="oshmem-compare-") as tmp:
+        oshmem_bin, acl_bin = compile_both(Path(tmp), oshcc, acl, args.cc)
+        acl_rounds, osh_rounds, osh_crashed = [], [], 0
+        loads = [load_text()]
+        for r in range(args.rounds):
+            order = ("oshmem", "aclshmem") if r % 2 == 0 else ("aclshmem", "oshmem")
+            for which in order:
+                started = time.monotonic()
+                if which == "oshmem":
+                    values, crashed = run_oshmem(oshmem_bin, oshrun, bench_args(args), args)
+                    osh_rounds.append(values)
+                    osh_crashed += crashed
+                else:
+                    acl_rounds.append(run_aclshmem(acl_bin, acl, bench_args(args), args))
+                print(f"# round {r + 1}/{args.rounds}: {which} {time.monotonic() - started:.0f} s, {load_text()}",
+                      file=sys.stderr)
+            loads.append(load_text())
+    rows = comparison_rows(acl_rounds, osh_rounds)
+    asleep = asleep_row(acl_rounds, osh_rounds)
+    print(f"# {args.rounds} alternating rounds, 2 PEs, bind {args.bind}; medians of the rounds' medians "
+          f"({args.reps} x {args.ms:g} ms each)")
+    print(f"# before: {loads[0]}; after: {loads[-1]}")
+    if osh_crashed:
+        print(f"# OSHMEM crashed after shmem_finalize in {osh_crashed} of {args.rounds} runs, after printing every "
+              "number (Open MPI bug open-mpi/ompi#11604, fixed in 4.1.6); the numbers are used")
+    print(render(rows, asleep), flush=True)
+    missed = [r for r in rows if not r[7]] + ([] if asleep is None or asleep[2] else [("asleep / spin",)])
+    print(f"# goals met: {len(rows) + (asleep is not None) - len(missed)} of {len(rows) + (asleep is not None)}")
+    if args.json:
+        record = {
+            "bind": args.bind, "rounds": args.rounds, "reps": args.reps, "ms": args.ms, "loads": loads,
+            "aclshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in acl_rounds],
+            "oshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in osh_rounds],
+            "table": [dict(zip(("measure", "size", "aclshmem", "oshmem", "unit", "ratio", "goal", "met"), row))
+                      for row in rows],
+            "asleep_over_spin": None if asleep is None else {"aclshmem": asleep[0], "oshmem": asleep[1],
+                                                             "met": asleep[2]},
+        }
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n")
+    return 3 if (args.check and missed) else 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return compare(args)
+    except Failure as e:
+        print(f"run.py: {e}", file=sys.stderr)
+        return 1
+    except subprocess.TimeoutExpired as e:
+        print(f"run.py: a run took longer than --timeout {args.timeout:g} s: {e.cmd}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
