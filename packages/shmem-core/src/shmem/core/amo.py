@@ -27,9 +27,14 @@ import math
 import operator
 import struct
 import sys
+from typing import (TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, SupportsFloat, SupportsIndex,
+                    Tuple, Union, overload)
 
 from .. import _native, _pyshmem
-from .utils import AclshmemError, AclshmemInvalid, check_buffer, check_int, check_pe
+from .utils import AclshmemError, AclshmemInvalid, Buffer, check_buffer, check_int, check_pe
+
+if TYPE_CHECKING:
+    import numpy
 
 __all__ = [
     "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_set", "atomic_fetch",
@@ -41,8 +46,17 @@ __all__ = [
 # Element types: the C family's type names and the NumPy names users give.
 # ---------------------------------------------------------------------------
 
+# An element type: a NumPy name ("int64"), a NumPy dtype or a NumPy scalar type.
+DTypeLike = Union[str, type, "numpy.dtype[Any]"]
+# The names of the integer and of the floating-point element types: a fetching call on
+# one of them returns an int, on the other a float.
+IntDType = Literal["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FloatDType = Literal["float32", "float64", "float16", "bfloat16", "double", "half"]
+# A value: a Python or NumPy number.
+Number = Union[int, float, SupportsIndex, SupportsFloat]
+
 #: NumPy dtype name -> the type name of the C family (aclshmem_<name>_atomic_*).
-AMO_DTYPES = {
+AMO_DTYPES: Dict[str, str] = {
     **{name: name for name, _ in _native.AMO_INT_TYPES},
     "float32": "float",
     "float64": "double",
@@ -57,14 +71,14 @@ _ALIASES = {"double": "float64", "half": "float16"}
 _FLOAT_BITS = {"float": 32, "double": 64, "half": 16, "bfloat16": 16}
 
 
-def _itemsize(tname):
+def _itemsize(tname: str) -> int:
     bits = _FLOAT_BITS.get(tname) or int(tname.lstrip("uint"))
     return bits // 8
 
 
 # (op, C type name) -> True when the C function returns the old value.  Read from the
 # generated families, so the table of the C header decides which type takes which op.
-_SUPPORTED = {}
+_SUPPORTED: Dict[Tuple[str, str], bool] = {}
 for _name, _ret, _params, _ctype, _tname in _native.family_functions():
     _prefix = f"aclshmem_{_tname}_atomic_"
     if _name.startswith(_prefix):
@@ -72,7 +86,7 @@ for _name, _ret, _params, _ctype, _tname in _native.family_functions():
 del _name, _ret, _params, _ctype, _tname, _prefix
 
 
-def atomic_dtypes(op):
+def atomic_dtypes(op: str) -> List[str]:
     """The element types (NumPy names) that operation ``op`` takes: ``atomic_dtypes("add")``
     or ``atomic_dtypes("atomic_add")``; AclshmemInvalid for an unknown operation."""
     key = op[len("atomic_"):] if isinstance(op, str) and op.startswith("atomic_") else op
@@ -83,7 +97,7 @@ def atomic_dtypes(op):
     return names
 
 
-def _numpy_name(dtype):
+def _numpy_name(dtype: object) -> str:
     """The NumPy name of a dtype given as a string, a NumPy dtype or a scalar type."""
     if isinstance(dtype, str):
         key = dtype.strip().lower()
@@ -114,7 +128,7 @@ def _numpy_name(dtype):
                           f"{', '.join(AMO_DTYPES)} (a name, a NumPy dtype or a NumPy scalar type)")
 
 
-def _type_for(op, dtype):
+def _type_for(op: str, dtype: object) -> str:
     """The C family's type name for ``op`` on ``dtype``, or AclshmemInvalid."""
     npname = _numpy_name(dtype)
     tname = AMO_DTYPES[npname]
@@ -129,7 +143,7 @@ def _type_for(op, dtype):
 # ---------------------------------------------------------------------------
 
 
-def _number(value, name):
+def _number(value: Any, name: str) -> Union[int, float]:
     """An int or a float from a Python or NumPy number; bools are refused."""
     kind = type(value)
     if isinstance(value, bool) or kind.__name__ == "bool_":
@@ -143,7 +157,7 @@ def _number(value, name):
     raise AclshmemInvalid(f"{name} must be a number (int or float), not {kind.__name__} ({value!r})")
 
 
-def _bfloat16_bits(x):
+def _bfloat16_bits(x: float) -> int:
     """x rounded to the nearest bfloat16 (ties to even), as its 16-bit pattern; directly
     from the double, so there is no double rounding through float32."""
     sign = 0x8000 if math.copysign(1.0, x) < 0 else 0
@@ -162,11 +176,11 @@ def _bfloat16_bits(x):
     return sign | (struct.unpack("<I", struct.pack("<f", rounded))[0] >> 16)
 
 
-def _encode(tname, value, name):
+def _encode(tname: str, value: Any, name: str) -> Union[int, float]:
     """The C argument for ``value`` as element type tname; AclshmemInvalid when it does not fit."""
     if tname in _FLOAT_BITS:
         v = float(_number(value, name))
-        fmt = {"float": "<f", "double": "<d", "half": "<e"}.get(tname)
+        fmt = {"float": "<f", "double": "<d", "half": "<e"}.get(tname, "")
         try:
             if tname == "bfloat16":
                 return _bfloat16_bits(v)
@@ -186,7 +200,7 @@ def _encode(tname, value, name):
     return int(v)
 
 
-def _decode(tname, raw):
+def _decode(tname: str, raw: Any) -> Union[int, float]:
     if tname == "half":
         return struct.unpack("<e", struct.pack("<H", raw))[0]
     if tname == "bfloat16":
@@ -194,7 +208,7 @@ def _decode(tname, raw):
     return float(raw) if tname in _FLOAT_BITS else int(raw)
 
 
-def _numpy_label(tname):
+def _numpy_label(tname: str) -> str:
     return next(n for n, t in AMO_DTYPES.items() if t == tname)
 
 
@@ -203,7 +217,8 @@ def _numpy_label(tname):
 # ---------------------------------------------------------------------------
 
 
-def amo_on_address(op, addr, pe, tname, operands=(), api=None):
+def amo_on_address(op: str, addr: int, pe: int, tname: str, operands: Sequence[Tuple[str, object]] = (),
+                   api: Optional[str] = None) -> Union[int, float, None]:
     """Runs ``aclshmem_<tname>_atomic_<op>`` on the element at symmetric address ``addr``
     of PE ``pe`` (both already checked) with ``operands``, ``(name, number)`` pairs in the
     C function's order (cond before value), which are checked and converted here.  Returns
@@ -219,7 +234,7 @@ def amo_on_address(op, addr, pe, tname, operands=(), api=None):
     return _decode(tname, result) if _SUPPORTED[(op, tname)] else None
 
 
-def _element_address(buf, index, itemsize, label):
+def _element_address(buf: Buffer, index: int, itemsize: int, label: str) -> int:
     """The address of element ``index`` (of ``itemsize`` bytes) of ``buf``."""
     check_buffer(buf, "buf")
     i = check_int(index, "index", 0)
@@ -234,82 +249,105 @@ def _element_address(buf, index, itemsize, label):
     return addr
 
 
-def _amo(op, buf, pe, dtype, index, *operands):
+def _amo(op: str, buf: Buffer, pe: int, dtype: DTypeLike, index: int, *operands: Tuple[str, object]) -> Any:
     tname = _type_for(op, dtype)
     addr = _element_address(buf, index, _itemsize(tname), _numpy_label(tname))
     return amo_on_address(op, addr, check_pe(pe, "pe"), tname, operands)
 
 
-
-def atomic_add(buf, value, pe, *, dtype, index=0):
+def atomic_add(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """Adds ``value`` to element ``index`` of ``buf`` on PE ``pe``, atomically."""
     _amo("add", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_fetch_add(buf, value, pe, *, dtype, index=0):
+@overload
+def atomic_fetch_add(buf: Buffer, value: Number, pe: int, *, dtype: IntDType, index: int = 0) -> int: ...
+@overload
+def atomic_fetch_add(buf: Buffer, value: Number, pe: int, *, dtype: FloatDType, index: int = 0) -> float: ...
+@overload
+def atomic_fetch_add(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any: ...
+def atomic_fetch_add(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any:
     """Adds ``value`` to element ``index`` of ``buf`` on PE ``pe`` and returns the value
     it had before, atomically (PEs adding 1 to one counter each get a different number)."""
     return _amo("fetch_add", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_inc(buf, pe, *, dtype, index=0):
+def atomic_inc(buf: Buffer, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """Adds 1 to the integer element ``index`` of ``buf`` on PE ``pe``, atomically."""
     _amo("inc", buf, pe, dtype, index)
 
 
-def atomic_fetch_inc(buf, pe, *, dtype, index=0):
+def atomic_fetch_inc(buf: Buffer, pe: int, *, dtype: DTypeLike, index: int = 0) -> int:
     """Adds 1 to the integer element ``index`` of ``buf`` on PE ``pe``; returns the old value."""
     return _amo("fetch_inc", buf, pe, dtype, index)
 
 
-def atomic_set(buf, value, pe, *, dtype, index=0):
+def atomic_set(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """Writes ``value`` to element ``index`` of ``buf`` on PE ``pe``, atomically (never
     torn, and ordered after this PE's earlier puts to ``pe``)."""
     _amo("set", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_fetch(buf, pe, *, dtype, index=0):
+@overload
+def atomic_fetch(buf: Buffer, pe: int, *, dtype: IntDType, index: int = 0) -> int: ...
+@overload
+def atomic_fetch(buf: Buffer, pe: int, *, dtype: FloatDType, index: int = 0) -> float: ...
+@overload
+def atomic_fetch(buf: Buffer, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any: ...
+def atomic_fetch(buf: Buffer, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any:
     """Reads element ``index`` of ``buf`` on PE ``pe``, atomically; returns it."""
     return _amo("fetch", buf, pe, dtype, index)
 
 
-def atomic_swap(buf, value, pe, *, dtype, index=0):
+@overload
+def atomic_swap(buf: Buffer, value: Number, pe: int, *, dtype: IntDType, index: int = 0) -> int: ...
+@overload
+def atomic_swap(buf: Buffer, value: Number, pe: int, *, dtype: FloatDType, index: int = 0) -> float: ...
+@overload
+def atomic_swap(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any: ...
+def atomic_swap(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any:
     """Writes ``value`` to element ``index`` of ``buf`` on PE ``pe``; returns the old value."""
     return _amo("swap", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_compare_swap(buf, cond, value, pe, *, dtype, index=0):
+@overload
+def atomic_compare_swap(buf: Buffer, cond: Number, value: Number, pe: int, *, dtype: IntDType, index: int = 0) -> int: ...
+@overload
+def atomic_compare_swap(buf: Buffer, cond: Number, value: Number, pe: int, *, dtype: FloatDType, index: int = 0) -> float: ...
+@overload
+def atomic_compare_swap(buf: Buffer, cond: Number, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any: ...
+def atomic_compare_swap(buf: Buffer, cond: Number, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> Any:
     """If element ``index`` of ``buf`` on PE ``pe`` equals ``cond``, writes ``value``;
     returns the old value either way (so the swap happened when it equals ``cond``).
     Integers, float32 and float64 (whose bit patterns are compared: -0.0 != 0.0)."""
     return _amo("compare_swap", buf, pe, dtype, index, ("cond", cond), ("value", value))
 
 
-def atomic_and(buf, value, pe, *, dtype, index=0):
+def atomic_and(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """``element &= value`` on the integer element ``index`` of ``buf`` on PE ``pe``."""
     _amo("and", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_or(buf, value, pe, *, dtype, index=0):
+def atomic_or(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """``element |= value`` on the integer element ``index`` of ``buf`` on PE ``pe``."""
     _amo("or", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_xor(buf, value, pe, *, dtype, index=0):
+def atomic_xor(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> None:
     """``element ^= value`` on the integer element ``index`` of ``buf`` on PE ``pe``."""
     _amo("xor", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_fetch_and(buf, value, pe, *, dtype, index=0):
+def atomic_fetch_and(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> int:
     """``element &= value`` on PE ``pe``; returns the old value."""
     return _amo("fetch_and", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_fetch_or(buf, value, pe, *, dtype, index=0):
+def atomic_fetch_or(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> int:
     """``element |= value`` on PE ``pe``; returns the old value."""
     return _amo("fetch_or", buf, pe, dtype, index, ("value", value))
 
 
-def atomic_fetch_xor(buf, value, pe, *, dtype, index=0):
+def atomic_fetch_xor(buf: Buffer, value: Number, pe: int, *, dtype: DTypeLike, index: int = 0) -> int:
     """``element ^= value`` on PE ``pe``; returns the old value."""
     return _amo("fetch_xor", buf, pe, dtype, index, ("value", value))

@@ -14,6 +14,7 @@ gone are unmapped at the next init or finalize.
 import ctypes
 import os
 import warnings
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from .. import _bootstrap, _pyshmem
 from .._pyshmem import InitMode, UniqueId
@@ -35,10 +36,10 @@ __all__ = ["get_version", "get_unique_id", "init", "finalize", "register_finaliz
 
 # Called with the instance id before that instance is finalized, so that packages built on
 # shmem.core (shmem_torch) can detach what points into its heaps before they are unmapped.
-_finalize_hooks = []
+_finalize_hooks: List[Callable[[int], object]] = []
 
 
-def register_finalize_hook(hook):
+def register_finalize_hook(hook: Callable[[int], object]) -> None:
     """Registers ``hook(instance_id)``, called before every finalize of an instance (by this
     module's :func:`finalize`), while its symmetric heaps are still mapped.  Registering the
     same hook twice has no effect."""
@@ -48,7 +49,7 @@ def register_finalize_hook(hook):
         _finalize_hooks.append(hook)
 
 
-def _before_finalize(instance_id):
+def _before_finalize(instance_id: int) -> List[Any]:
     """Runs the hooks, releases what was not freed, and returns the blocks of the instance
     (left over or deferred) whose views are still alive on this PE."""
     for hook in list(_finalize_hooks):
@@ -67,10 +68,10 @@ _MAP_FIXED_NOREPLACE = 0x100000
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _libc = None
 # Zero-page ranges mapped for stale views: [(start, length, [Block])].
-_zero_ranges = []
+_zero_ranges: List[Tuple[int, int, List[Any]]] = []
 
 
-def _libc_mmap():
+def _libc_mmap() -> Any:
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
@@ -81,13 +82,13 @@ def _libc_mmap():
     return _libc
 
 
-def _page_ranges(blocks):
+def _page_ranges(blocks: List[Any]) -> List[List[Any]]:
     """The page-rounded, merged address ranges of the exported views of ``blocks``, each
     with the blocks whose views lie in it."""
     page = os.sysconf("SC_PAGE_SIZE")
     spans = sorted(((addr // page * page, -(-(addr + length) // page) * page, blk)
                     for blk in blocks for addr, length in blk.exported_ranges()), key=lambda s: s[:2])
-    merged = []
+    merged: List[List[Any]] = []
     for start, end, blk in spans:
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
@@ -97,7 +98,7 @@ def _page_ranges(blocks):
     return merged
 
 
-def _map_zero_pages(blocks):
+def _map_zero_pages(blocks: List[Any]) -> None:
     """After the library unmapped the heaps: private zero pages where live views point."""
     if not blocks:
         return
@@ -121,7 +122,7 @@ def _map_zero_pages(blocks):
         AclshmemWarning, stacklevel=3)
 
 
-def _unmap_unused_zero_pages():
+def _unmap_unused_zero_pages() -> None:
     """Unmaps the zero-page ranges whose views are all gone."""
     keep = []
     for start, length, owners in _zero_ranges:
@@ -133,15 +134,17 @@ def _unmap_unused_zero_pages():
 
 UniqueID = UniqueId
 UID_SIZE = _pyshmem.ACLSHMEM_UNIQUE_ID_SIZE
+# What init's ``uid`` takes: a UniqueID or its 136 bytes.
+UniqueIdLike = Union[UniqueId, bytes, bytearray, memoryview]
 
 
-def get_version():
+def get_version() -> str:
     """The library version as ``"libaclshmem_version=X.Y"``."""
     major, minor = _pyshmem.aclshmem_info_get_version()
     return f"libaclshmem_version={major}.{minor}"
 
 
-def get_unique_id(empty=False):
+def get_unique_id(empty: bool = False) -> bytes:
     """A new unique ID as 136 bytes.  Call it in one process (e.g. rank 0) and hand the
     bytes to every PE.  ``empty`` is reserved.  Raises AclshmemError on failure."""
     uid = UniqueId()
@@ -151,7 +154,7 @@ def get_unique_id(empty=False):
     return uid.to_bytes()
 
 
-def _uid_bytes(uid):
+def _uid_bytes(uid: object) -> bytes:
     if isinstance(uid, UniqueId):
         return uid.to_bytes()
     if isinstance(uid, (bytes, bytearray, memoryview)):
@@ -162,8 +165,9 @@ def _uid_bytes(uid):
     raise AclshmemInvalid(f"uid must be a UniqueID or its {UID_SIZE} bytes, not {type(uid).__name__}")
 
 
-def init(device=None, uid=None, rank=None, nranks=None, mpi_comm=None, initializer_method="",
-         mem_size=None, instance_id=0):
+def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Optional[int] = None,
+         nranks: Optional[int] = None, mpi_comm: object = None, initializer_method: str = "",
+         mem_size: Optional[int] = None, instance_id: int = 0) -> None:
     """Collective: joins the job identified by ``uid`` as PE ``rank`` of ``nranks`` with a
     symmetric heap of ``mem_size`` bytes, as instance ``instance_id`` (0..254).
 
@@ -254,7 +258,7 @@ def init(device=None, uid=None, rank=None, nranks=None, mpi_comm=None, initializ
             server.close()
 
 
-def _release_leftovers(instance_id):
+def _release_leftovers(instance_id: int) -> List[Any]:
     """Releases the blocks of ``instance_id`` that were never freed (with a warning) and
     returns them."""
     leftovers = take_leftovers(instance_id)
@@ -273,7 +277,7 @@ def _release_leftovers(instance_id):
     return leftovers
 
 
-def finalize(instance_id=None):
+def finalize(instance_id: Optional[int] = None) -> None:
     """Collective: finalises the active instance, or ``instance_id`` (0..254).
 
     Buffers of that instance that were not freed are released (with a warning).  Views of

@@ -15,10 +15,11 @@ raise, and the buffer protocol hands out only empty views.
 
 import ctypes
 import warnings
+from typing import Dict, List, Optional, Union
 
 from .. import _pyshmem
 from .._pyshmem import MemType
-from .buffer import Buffer, register_block, unregister_block
+from .buffer import Block, Buffer, register_block, unregister_block
 from .utils import (
     SIZE_T_MAX,
     AclshmemError,
@@ -47,16 +48,17 @@ class _VoteArea:
 
     __slots__ = ("addr", "epoch")
 
-    def __init__(self, addr):
+    def __init__(self, addr: int) -> None:
         self.addr = addr
         self.epoch = 0
 
 
-_vote_areas = {}  # instance id -> _VoteArea
-_deferred = {}  # instance id -> [Block], in the order they were deferred (the same on every PE)
+_vote_areas: Dict[Optional[int], _VoteArea] = {}  # instance id -> _VoteArea
+# instance id -> [Block], in the order they were deferred (the same on every PE)
+_deferred: Dict[Optional[int], List[Block]] = {}
 
 
-def _vote_area(instance_id):
+def _vote_area(instance_id: Optional[int]) -> _VoteArea:
     """The instance's vote area, allocated (collectively) the first time it is needed:
     by the first allocation, so that it never meets a full heap at a free."""
     area = _vote_areas.get(instance_id)
@@ -69,7 +71,7 @@ def _vote_area(instance_id):
     return area
 
 
-def _or_over_pes(instance_id, mask):
+def _or_over_pes(instance_id: Optional[int], mask: int) -> int:
     """Collective: the OR of every PE's ``mask``."""
     area = _vote_area(instance_id)
     area.epoch += 1
@@ -87,14 +89,14 @@ def _or_over_pes(instance_id, mask):
     return combined
 
 
-def forget_instance(instance_id):
+def forget_instance(instance_id: Optional[int]) -> List[Block]:
     """Drops the vote area and deferred blocks of an instance (its heaps are gone);
     returns the deferred blocks."""
     _vote_areas.pop(instance_id, None)
     return _deferred.pop(instance_id, [])
 
 
-def _owning(api, addr, length, mem_type):
+def _owning(api: str, addr: int, length: int, mem_type: MemType) -> Buffer:
     if not addr:
         raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error() or 'the library returned NULL'}")
     instance = active_instance_id()
@@ -103,46 +105,47 @@ def _owning(api, addr, length, mem_type):
     return buf
 
 
-def buffer(size, release=False, except_on_del=True, mem_type=MemType.DEVICE_SIDE):
+def buffer(size: int, release: bool = False, except_on_del: bool = True,
+           mem_type: Union[MemType, int] = MemType.DEVICE_SIDE) -> Buffer:
     """Collective: ``size`` bytes of symmetric memory as an owning Buffer.
 
     ``release`` and ``except_on_del`` are reserved.  Raises AclshmemInvalid for a bad size
     or heap type and AclshmemError when the allocation fails."""
     size = check_int(size, "size", 1, SIZE_T_MAX)
-    mem_type = check_mem_type(mem_type)
+    heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
         _vote_area(active_instance_id())
-        addr = _pyshmem.aclshmemx_malloc(size, mem_type)
-        return _owning(f"buffer({size}, mem_type={mem_type.name})", addr, size, mem_type)
+        addr = _pyshmem.aclshmemx_malloc(size, heap)
+        return _owning(f"buffer({size}, mem_type={heap.name})", addr, size, heap)
 
 
-def calloc(count, size, mem_type=MemType.DEVICE_SIDE):
+def calloc(count: int, size: int, mem_type: Union[MemType, int] = MemType.DEVICE_SIDE) -> Buffer:
     """Collective: ``count * size`` zeroed bytes as an owning Buffer."""
     count = check_int(count, "count", 1, SIZE_T_MAX)
     size = check_int(size, "size", 1, SIZE_T_MAX)
     if count * size > SIZE_T_MAX:
         raise AclshmemInvalid(f"count * size = {count * size} does not fit in size_t")
-    mem_type = check_mem_type(mem_type)
+    heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
         _vote_area(active_instance_id())
-        addr = _pyshmem.aclshmemx_calloc(count, size, mem_type)
-        return _owning(f"calloc({count}, {size}, mem_type={mem_type.name})", addr, count * size, mem_type)
+        addr = _pyshmem.aclshmemx_calloc(count, size, heap)
+        return _owning(f"calloc({count}, {size}, mem_type={heap.name})", addr, count * size, heap)
 
 
-def align(alignment, size, mem_type=MemType.DEVICE_SIDE):
+def align(alignment: int, size: int, mem_type: Union[MemType, int] = MemType.DEVICE_SIDE) -> Buffer:
     """Collective: ``size`` bytes aligned to ``alignment`` (a positive power of two)."""
     alignment = check_int(alignment, "alignment", 1, SIZE_T_MAX)
     if alignment & (alignment - 1):
         raise AclshmemInvalid(f"alignment must be a power of two, not {alignment}")
     size = check_int(size, "size", 1, SIZE_T_MAX)
-    mem_type = check_mem_type(mem_type)
+    heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
         _vote_area(active_instance_id())
-        addr = _pyshmem.aclshmemx_align(alignment, size, mem_type)
-        return _owning(f"align({alignment}, {size}, mem_type={mem_type.name})", addr, size, mem_type)
+        addr = _pyshmem.aclshmemx_align(alignment, size, heap)
+        return _owning(f"align({alignment}, {size}, mem_type={heap.name})", addr, size, heap)
 
 
-def free(buf):
+def free(buf: Buffer) -> None:
     """Collective: frees a Buffer returned by buffer, calloc or align.
 
     The Buffer, its slices and peer views are released at once (their methods raise
@@ -182,7 +185,7 @@ def free(buf):
                 call_void("free", _pyshmem.aclshmemx_free, blk.addr, blk.mem_type)
 
 
-def get_peer_buffer(buf, pe):
+def get_peer_buffer(buf: Buffer, pe: int) -> Optional[Buffer]:
     """The address of ``buf``'s symmetric twin on PE ``pe``, as a Buffer this process can
     load from and store to, or None when PE ``pe`` is on another node (its memory is not
     mapped here; put/get reach it).  Raises AclshmemError for an invalid address or PE."""

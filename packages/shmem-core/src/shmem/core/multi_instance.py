@@ -1,6 +1,7 @@
 """Several instances in one process: current_instance, set_instance, multi_instance."""
 
 from contextlib import contextmanager
+from typing import Iterator
 
 from .. import _pyshmem
 from .._pyshmem import InstanceContext
@@ -9,7 +10,7 @@ from .utils import AclshmemError, _instance_lock, check_instance_id, check_rc
 __all__ = ["current_instance", "set_instance", "multi_instance", "InstanceContext"]
 
 
-def current_instance():
+def current_instance() -> int:
     """The active instance ID; AclshmemError when there is none."""
     ctx = _pyshmem.aclshmemx_instance_ctx_get()
     if ctx is None:
@@ -17,7 +18,7 @@ def current_instance():
     return ctx.id
 
 
-def set_instance(instance_id):
+def set_instance(instance_id: int) -> None:
     """Makes the initialised instance ``instance_id`` (0..254) the active one."""
     iid = check_instance_id(instance_id)
     with _instance_lock:
@@ -25,7 +26,7 @@ def set_instance(instance_id):
 
 
 @contextmanager
-def multi_instance(instance_id):
+def multi_instance(instance_id: int) -> Iterator[int]:
     """Makes ``instance_id`` active inside the ``with`` block and restores the previously
     active instance afterwards."""
     iid = check_instance_id(instance_id)

@@ -1,5 +1,7 @@
 """Cycle profiling: get_prof, show_prof."""
 
+from typing import Optional
+
 from .. import _pyshmem
 from .._pyshmem import ProfData
 from .utils import AclshmemInvalid
@@ -7,7 +9,7 @@ from .utils import AclshmemInvalid
 __all__ = ["get_prof", "show_prof", "ProfData"]
 
 
-def get_prof(verbose=False):
+def get_prof(verbose: bool = False) -> Optional[ProfData]:
     """A deep copy of this PE's profile on the PE named by SHMEM_CYCLE_PROF_PE; None on
     other PEs.  ``verbose`` also prints it."""
     if not isinstance(verbose, bool):
@@ -15,6 +17,6 @@ def get_prof(verbose=False):
     return _pyshmem.aclshmemx_get_prof(verbose)
 
 
-def show_prof():
+def show_prof() -> None:
     """Prints the profile of the active instance (get_prof is preferred)."""
     _pyshmem.aclshmemx_show_prof()
