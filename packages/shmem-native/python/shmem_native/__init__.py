@@ -5,10 +5,14 @@ This package holds no Python API of its own.  It ships the C library so that the
 against it::
 
     import shmem_native
-    shmem_native.library_path()   # .../shmem_native/lib/libaclshmem.so
+    shmem_native.library_path()   # .../.shmem_native.mesonpy.libs/libaclshmem.so
     shmem_native.include_dir()    # .../shmem_native/include  (aclshmem.h)
-    shmem_native.pkgconfig_dir()  # .../shmem_native/lib/pkgconfig  (aclshmem.pc)
-    shmem_native.ucx_plugin_path()  # .../shmem_native/lib/libaclshmem_ucx.so, or None
+    shmem_native.pkgconfig_dir()  # .../shmem_native/pkgconfig  (aclshmem.pc)
+    shmem_native.ucx_plugin_path()  # .../.shmem_native.mesonpy.libs/libaclshmem_ucx.so, or None
+
+The library is not inside this package but in a folder beside it in site-packages
+(``library_dir()``): a wheel whose package holds no Python extension is tagged
+``py3-none-<platform>`` and installs on every Python 3.
 
 For example ``PKG_CONFIG_PATH=$(python -c 'import shmem_native as n;
 print(n.pkgconfig_dir())') cc prog.c $(pkg-config --cflags --libs aclshmem)``.
@@ -30,8 +34,8 @@ UCX_PLUGIN_FILE = "libaclshmem_ucx.so"
 
 
 def library_dir() -> str:
-    """The folder holding libaclshmem."""
-    return os.path.join(_HERE, "lib")
+    """The folder holding libaclshmem (and its UCX plug-in)."""
+    return os.path.join(os.path.dirname(_HERE), _build_info.LIBRARY_FOLDER)
 
 
 def library_path() -> str:
@@ -55,7 +59,7 @@ def include_dir() -> str:
 
 def pkgconfig_dir() -> str:
     """The folder holding ``aclshmem.pc``; add it to ``PKG_CONFIG_PATH``."""
-    return os.path.join(library_dir(), "pkgconfig")
+    return os.path.join(_HERE, "pkgconfig")
 
 
 def ucx_plugin_path():

@@ -33,7 +33,7 @@ const shmemi_plugin_host_t shmemi_plugin_host = {
 };
 
 /* SHMEM_UCX_PLUGIN, or the plug-in's file in the folder libaclshmem was loaded from (the
- * build tree's src/, the install's libdir, the wheel's shmem_native/lib). */
+ * build tree's src/, the install's libdir, the wheel's .shmem_native.mesonpy.libs). */
 static void plugin_path(char *path, size_t len)
 {
     const char *forced = getenv(SHMEMI_UCX_PLUGIN_ENV);
