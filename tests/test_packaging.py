@@ -1,7 +1,9 @@
 """The four packages are published separately: each has its own pyproject.toml, one
 place for its version, a CHANGELOG.md whose newest entry is that version, and declares
-what it needs of the others.  (ci/wheels.sh builds the four wheels, installs them into a
-fresh venv from the wheel files alone and runs a 2-PE job.)
+what it needs of the others with version ranges that hold the current releases, so a
+release cannot publish an incoherent set.  (ci/wheels.sh builds the four wheels, installs
+them into fresh venvs with plain `pip install shmem-core` / `pip install shmem-torch` and
+runs a 2-PE job from each.)
 """
 
 import ast
@@ -10,6 +12,10 @@ import re
 import sys
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from integration_helpers import PACKAGES
 
@@ -82,23 +88,95 @@ def test_the_changelog_starts_with_the_current_version(name):
         f"{path}: the newest entry is {headings[0]!r}, the package's version is {package_version(name)}")
 
 
-def _requirements(name):
+def _requirements(name, extras=True):
+    """The package's requirements (dependencies, and with extras its optional ones too)."""
     data = pyproject(name)["project"]
-    reqs = list(data.get("dependencies", []))
-    for extra in data.get("optional-dependencies", {}).values():
-        reqs.extend(extra)
+    reqs = [Requirement(r) for r in data.get("dependencies", [])]
+    if extras:
+        for extra in data.get("optional-dependencies", {}).values():
+            reqs.extend(Requirement(r) for r in extra)
     return reqs
 
 
-@pytest.mark.parametrize("name, needs", [("shmem-torch", "shmem-core"), ("shmem-tools", "shmem-core")])
-def test_it_depends_on_the_packages_it_imports(name, needs):
-    assert any(re.match(rf"{needs}\b", r) for r in _requirements(name)), _requirements(name)
+def _native_module_constant(name):
+    """A constant of shmem/_native.py, read without importing it (no cffi needed)."""
+    path = os.path.join(PACKAGES, "shmem-core", "src", "shmem", "_native.py")
+    with open(path, encoding="utf-8") as f:
+        for node in ast.parse(f.read()).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
+                return ast.literal_eval(node.value)
+    raise AssertionError(f"{path} has no {name}")
 
 
-def test_shmem_core_declares_the_shmem_native_versions_it_supports():
-    reqs = [r for r in _requirements("shmem-core") if re.match(r"shmem-native\b", r)]
-    assert reqs, "shmem-core does not mention shmem-native"
-    assert any(re.search(r"[<>=~!]", r) for r in reqs), f"shmem-native without a version range: {reqs}"
+#: What each package must pull in by itself, so that `pip install <package>` gives a stack
+#: that runs: the native library under shmem-core, torch under shmem-torch.
+REQUIRED = {
+    "shmem-native": set(),
+    "shmem-core": {"shmem-native", "cffi"},
+    "shmem-torch": {"shmem-core", "torch"},
+    "shmem-tools": {"shmem-core"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_a_plain_install_brings_what_the_package_needs(name):
+    names = {canonicalize_name(r.name) for r in _requirements(name, extras=False)}
+    missing = REQUIRED[name] - names
+    assert not missing, f"{name}: {sorted(missing)} only optional or not declared ({sorted(names)})"
+
+
+def _requirements_between_the_packages():
+    return [(name, str(req)) for name in sorted(PACKAGES_BY_NAME) for req in _requirements(name)
+            if canonicalize_name(req.name) in PACKAGES_BY_NAME]
+
+
+def _next_breaking_release(name, version):
+    """The first release of a package that may break its users: a new minor release of
+    shmem-native carries another C API (shmem-core binds one exactly), a new minor release
+    of a 0.x package may change its API; after 1.0, a new major release."""
+    major, minor = Version(version).release[:2]
+    if name == "shmem-native" or major == 0:
+        return f"{major}.{minor + 1}.0"
+    return f"{major + 1}.0.0"
+
+
+@pytest.mark.parametrize("name, text", _requirements_between_the_packages())
+def test_a_requirement_between_the_packages_admits_the_current_release_and_no_breaking_one(name, text):
+    req = Requirement(text)
+    target = canonicalize_name(req.name)
+    current = package_version(target)
+    assert req.specifier.contains(current, prereleases=True), (
+        f"{name} requires {text}, which refuses {target} {current} of this checkout")
+    assert any(s.operator in (">=", "~=", "==") for s in req.specifier), f"{name}: {text} has no lower bound"
+    breaking = _next_breaking_release(target, current)
+    assert not req.specifier.contains(breaking, prereleases=True), (
+        f"{name} requires {text}, which admits {target} {breaking}, a release that may break it")
+
+
+def test_the_packages_require_one_another_with_ranges():
+    """The parametrised check above needs something to check."""
+    pairs = {(name, canonicalize_name(Requirement(text).name)) for name, text in _requirements_between_the_packages()}
+    assert {("shmem-core", "shmem-native"), ("shmem-torch", "shmem-core"), ("shmem-tools", "shmem-core")} <= pairs
+
+
+def test_shmem_core_requires_the_shmem_native_range_it_checks_at_load():
+    """The range pip enforces and the range shmem-core names when it refuses a library are
+    one and the same, and they hold the C API (ABI_VERSION) that shmem-core binds."""
+    reqs = [r for r in _requirements("shmem-core", extras=False) if canonicalize_name(r.name) == "shmem-native"]
+    assert len(reqs) == 1, reqs
+    supported = _native_module_constant("SUPPORTED_NATIVE")
+    assert reqs[0].specifier == SpecifierSet(supported), (
+        f"pyproject.toml requires {reqs[0]}, shmem._native.SUPPORTED_NATIVE is {supported!r}")
+    abi = _native_module_constant("ABI_VERSION")
+    assert Version(package_version("shmem-native")).release[:2] == tuple(abi), (
+        f"shmem-native {package_version('shmem-native')} does not carry C API {abi} that shmem-core binds")
+
+
+def test_shmem_torch_requires_a_minimum_torch():
+    (torch,) = [r for r in _requirements("shmem-torch", extras=False) if canonicalize_name(r.name) == "torch"]
+    lower = [s for s in torch.specifier if s.operator == ">="]
+    assert lower and not any(s.operator in ("<", "<=", "==") for s in torch.specifier), (
+        f"torch should have a minimum version and no upper bound (the user's torch stays): {torch}")
 
 
 def test_only_shmem_native_has_compiled_code():

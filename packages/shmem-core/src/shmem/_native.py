@@ -528,7 +528,8 @@ class LibraryNotFoundError(OSError):
 
 
 #: The C API this package binds (what aclshmem_info_get_version reports) and the
-#: shmem-native releases that carry it; keep the latter in step with pyproject's extra.
+#: shmem-native releases that carry it: the same range as the shmem-native dependency in
+#: pyproject.toml (tests/test_packaging.py checks that they agree).
 ABI_VERSION = (1, 1)
 SUPPORTED_NATIVE = ">=1.1.1,<1.2"
 

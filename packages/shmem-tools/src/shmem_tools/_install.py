@@ -509,8 +509,12 @@ def compatibility(packages, library):
                 continue
             target = packages.get(_normalise(req.name))
             optional = req.marker is not None and "extra" in str(req.marker)
+            # shmem-core requires shmem-native, but a system that provides libaclshmem
+            # itself installs shmem-core without it (pip install --no-deps): no problem
+            # as long as a library loads (its C API is checked by check_abi).
+            provided = _normalise(req.name) == "shmem-native" and library is not None
             if not target or not target["installed"]:
-                if not optional:
+                if not optional and not provided:
                     problems.append(f"{dist} requires {text} but {req.name} is not installed")
                 continue
             if req.specifier and target["version"] and not req.specifier.contains(target["version"],
