@@ -16,6 +16,8 @@ every place that was searched), and the tensor functions import ``shmem_torch`` 
 first looked up.
 """
 
+import typing as _typing
+
 from ._pyshmem import (
     InitAttr,
     InitStatus,
@@ -83,25 +85,34 @@ __all__ = [
 _TENSOR_API = ("aclshmem_create_tensor", "aclshmem_free_tensor")
 _SUBMODULES = ("core", "testing", "run", "_native", "_pyshmem")
 
+if _typing.TYPE_CHECKING:
+    # What the lazy lookup below provides, spelt out for type checkers (which would take a
+    # module __getattr__ to mean "any name exists" and so miss misspelt ones).
+    from shmem_torch import aclshmem_create_tensor, aclshmem_free_tensor
 
-def __getattr__(name):
-    if name in _TENSOR_API:
-        try:
-            import shmem_torch
-        except ImportError as exc:
-            raise AttributeError(
-                f"shmem.{name} needs the shmem-torch package (and torch): pip install shmem-torch "
-                f"({exc})"
-            ) from None
-        value = getattr(shmem_torch, name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import core, run, testing
 
 
-def __dir__():
+if not _typing.TYPE_CHECKING:  # a type checker sees the names above instead
+
+    def __getattr__(name: str) -> _typing.Any:
+        if name in _TENSOR_API:
+            try:
+                import shmem_torch
+            except ImportError as exc:
+                raise AttributeError(
+                    f"shmem.{name} needs the shmem-torch package (and torch): pip install shmem-torch "
+                    f"({exc})"
+                ) from None
+            value = getattr(shmem_torch, name)
+            globals()[name] = value
+            return value
+        if name in _SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> _typing.List[str]:
     return sorted(set(globals()) | set(_TENSOR_API) | set(_SUBMODULES))

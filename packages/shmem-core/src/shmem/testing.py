@@ -33,8 +33,11 @@ import sys
 import tempfile
 import time
 import traceback
+from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Tuple, TypeVar
 
 from . import _bootstrap
+
+_R = TypeVar("_R")
 
 __all__ = ["run_pes", "PEError", "broadcast", "pe", "npes", "exit_pe"]
 
@@ -53,7 +56,9 @@ class PEError(AssertionError):
     a timeout), ``remote_traceback`` its traceback text and ``outputs`` every PE's
     (stdout, stderr)."""
 
-    def __init__(self, message, rank=-1, remote_traceback="", outputs=None, results=None):
+    def __init__(self, message: str, rank: int = -1, remote_traceback: str = "",
+                 outputs: Optional[Dict[int, Tuple[str, str]]] = None,
+                 results: Optional[Dict[int, Tuple[str, Any]]] = None) -> None:
         super().__init__(message)
         self.rank = rank
         self.remote_traceback = remote_traceback
@@ -83,8 +88,9 @@ def _kill_group(proc, sig):
         pass
 
 
-def run_pes(n, fn, *args, timeout=60.0, mem_size=32 << 20, init=True, env=None, grace=3.0,
-            echo=True):
+def run_pes(n: int, fn: Callable[..., _R], *args: Any, timeout: float = 60.0, mem_size: int = 32 << 20,
+            init: bool = True, env: Optional[Mapping[str, str]] = None, grace: float = 3.0,
+            echo: bool = True) -> List[_R]:
     """Runs ``fn(*args)`` on ``n`` PEs and returns the list of return values by rank.
 
     ``mem_size`` is the symmetric heap of each PE when ``init`` is true.  ``env`` adds
@@ -287,7 +293,7 @@ def _pe_main():
         os._exit(0 if status == "ok" else 1)
 
 
-def exit_pe(value=None):
+def exit_pe(value: object = None) -> NoReturn:
     """Inside run_pes: ends this PE at once, with ``value`` as its result, without
     finalising.  The other PEs see it die (the library reports the dead PE in their
     collectives), so a job whose PEs got out of step ends quickly instead of hanging."""
@@ -297,12 +303,12 @@ def exit_pe(value=None):
     os._exit(0)
 
 
-def pe():
+def pe() -> int:
     """This PE's rank (from the environment run_pes / shmem.run set)."""
     return int(os.environ[_bootstrap.ENV_PE])
 
 
-def npes():
+def npes() -> int:
     """The number of PEs of the job (from the environment)."""
     return int(os.environ[_bootstrap.ENV_NPES])
 
@@ -310,7 +316,7 @@ def npes():
 _broadcast_seq = [0]
 
 
-def broadcast(obj=None, root=0, timeout=60.0):
+def broadcast(obj: Any = None, root: int = 0, timeout: float = 60.0) -> Any:
     """Inside run_pes: returns ``obj`` of PE ``root`` on every PE (through files)."""
     workdir = os.environ.get(ENV_DIR)
     if not workdir:
