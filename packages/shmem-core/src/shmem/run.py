@@ -47,6 +47,7 @@ import os
 import secrets
 import signal
 import subprocess
+from typing import BinaryIO, List, Mapping, Optional, Sequence, Union
 import sys
 import threading
 import time
@@ -251,9 +252,12 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def launch(npes, command, *, mem_size=None, timeout=None, kill_grace=3.0, prefix=True,
-           env=None, stdout=None, stderr=None, nnodes=1, node_rank=0, master_addr=None,
-           master_port=None, join_timeout=None):
+def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None] = None,
+           timeout: Optional[float] = None, kill_grace: float = 3.0, prefix: bool = True,
+           env: Optional[Mapping[str, str]] = None, stdout: Optional[BinaryIO] = None,
+           stderr: Optional[BinaryIO] = None, nnodes: int = 1, node_rank: int = 0,
+           master_addr: Optional[str] = None, master_port: Optional[int] = None,
+           join_timeout: Optional[float] = None) -> int:
     """Runs ``command`` (a list) as ``npes`` PEs; returns the job's exit status.
 
     With ``nnodes`` > 1 this is node ``node_rank`` of the job: it runs global PEs
@@ -408,7 +412,7 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
             signal.signal(s, h)
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     ns = _parse_args(sys.argv[1:] if argv is None else argv)
     if ns.module is not None:
         command = [sys.executable, "-m", ns.module] + ns.args
