@@ -103,6 +103,38 @@ def test_every_c_function_has_an_entry(html):
     assert not missing, f"C functions without an entry in docs/reference/c-api: {missing}"
 
 
+def _functions_the_compiler_declares(include, tmp_path):
+    """{"aclshmem/<file>.h": {names}} of every function GCC sees declared once it has
+    preprocessed aclshmem.h (X-macro families expanded): -aux-info writes one prototype
+    per declared function, after a comment naming the file and line it comes from."""
+    source, aux = tmp_path / "includes_all.c", tmp_path / "includes_all.aux"
+    source.write_text("#include <aclshmem.h>\n")
+    run(["gcc", "-fsyntax-only", f"-I{include}", "-aux-info", str(aux), str(source)])
+    found = {}
+    for path, name in re.findall(r"^/\* (\S+?):\d+:\w+ \*/ extern .*?\b(\w+) \(", aux.read_text(), re.M):
+        rel = os.path.relpath(path, include)
+        if not rel.startswith(".."):
+            found.setdefault(rel.replace(os.sep, "/"), set()).add(name)
+    return found
+
+
+def test_the_header_reader_finds_what_the_compiler_declares(tmp_path):
+    """docs/_ext reads the headers without preprocessing them (see docs/README.md for
+    why): it must still find, header by header, exactly the functions the C compiler
+    declares, the generated families included."""
+    from shmem_sphinx import cheaders
+
+    include = os.path.join(PACKAGES, "shmem-native", "include")
+    compiled = _functions_the_compiler_declares(include, tmp_path)
+    read = {rel: set(names) for rel, names in cheaders.functions_by_header(include).items() if names}
+    assert sum(len(names) for names in compiled.values()) > 500, "gcc -aux-info listed too few functions"
+    for rel in sorted(set(compiled) | set(read)):
+        assert read.get(rel, set()) == compiled.get(rel, set()), (
+            f"{rel}: the header reader and gcc disagree; only gcc: "
+            f"{sorted(compiled.get(rel, set()) - read.get(rel, set()))}, only the reader: "
+            f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
+
+
 def _environment_variables():
     names = set()
     for path in glob.glob(os.path.join(PACKAGES, "shmem-native", "src", "**", "*.c"), recursive=True):

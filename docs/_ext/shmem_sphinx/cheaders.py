@@ -15,7 +15,8 @@ separate them.  From those it builds *entries* that the Sphinx directive renders
   ``ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_X)`` line is a generated *family*: the templates
   and the element table they are expanded over.
 
-Everything here is plain Python so that the tests can use it without Sphinx.
+Everything here is plain Python so that the tests can use it without Sphinx.  Why the
+reference does not use hawkmoth (libclang) instead: docs/README.md.
 """
 
 import os
@@ -397,16 +398,22 @@ def expand_family(entry):
     return out
 
 
-def all_function_names(include_dir):
-    """Every function the headers declare (families expanded), in header order."""
+def functions_by_header(include_dir):
+    """{"aclshmem/<file>.h": [every function it declares, families expanded]}, in the
+    order aclshmem.h includes the headers."""
     tables = parse_tables(os.path.join(include_dir, "aclshmem", "types.h"))
-    names = []
+    out = {}
     for rel in umbrella_order(include_dir):
-        header = parse_header(os.path.join(include_dir, rel), tables)
-        for e in header.entries:
+        names = out[rel] = []
+        for e in parse_header(os.path.join(include_dir, rel), tables).entries:
             if e.kind == "function":
                 names.extend(e.data.get("names", [e.name]))
             elif e.kind == "family":
                 for _row, fnames in expand_family(e):
                     names.extend(fnames)
-    return names
+    return out
+
+
+def all_function_names(include_dir):
+    """Every function the headers declare (families expanded), in header order."""
+    return [name for names in functions_by_header(include_dir).values() for name in names]
