@@ -196,6 +196,44 @@ def putmem_getmem_and_nbi():
 
 
 @checks
+def templated_calls_check_what_their_fast_path_does_not_take():
+    """The templated functions hand exact ints to cffi as they are; everything else goes
+    through the converters, which keep the rules of the API: no bool as an address or
+    stream, no float-like value as an integer, None is NULL, index-like ints are taken."""
+    me, n, right, left = ring()
+    src = P.aclshmem_malloc(16)
+    dst = P.aclshmem_calloc(16, 1)
+    view(src, 16)[:] = 7 + me
+    P.aclshmem_barrier_all()
+    raises(TypeError, P.aclshmem_putmem, True, src, 8, right, match="bool")
+    raises(TypeError, P.aclshmem_putmem, dst, False, 8, right, match="bool")
+    raises(TypeError, P.aclshmem_putmem, dst, src, np.float32(8.0), right)
+    raises(TypeError, P.aclshmem_putmem, dst, src, 8, np.float64(1.0))
+    raises(OverflowError, P.aclshmem_putmem, dst, src, -8, right)
+    raises(OverflowError, P.aclshmem_putmem, dst, src, 8, 2 ** 40)
+    raises(ValueError, P.aclshmem_putmem, 2 ** 64, src, 8, right)
+    raises(TypeError, P.aclshmemx_putmem_on_stream, dst, src, 8, right, True)
+    raises(TypeError, P.aclshmem_int32_p, dst, 1.0, right)
+    raises(TypeError, P.aclshmem_double_p, dst, "1.0", right)
+    P.aclshmemx_clear_last_error()
+    P.aclshmem_putmem(dst, None, 0, right)  # nothing to copy: NULL is fine
+    assert P.aclshmemx_get_last_error() == ""
+    P.aclshmem_putmem(np.uint64(dst), np.int64(src), np.int32(8), np.int8(right))  # index-like ints
+    P.aclshmem_barrier_all()
+    assert (view(dst, 8) == 7 + left).all()
+    P.aclshmem_barrier_all()  # every PE has looked before the next writes
+    P.aclshmem_char_p(dst, 65, right)  # an int value: through the converter
+    P.aclshmem_char_p(dst + 1, b"B", right)  # a 1-byte bytes: as cffi takes it
+    P.aclshmem_double_p(dst + 8, 2, right)  # an int for a double
+    P.aclshmem_barrier_all()
+    assert P.aclshmem_char_g(dst, me) == 65 and P.aclshmem_char_g(dst + 1, me) == 66
+    assert P.aclshmem_double_g(dst + 8, me) == 2.0
+    P.aclshmem_barrier_all()
+    P.aclshmem_free(dst)
+    P.aclshmem_free(src)
+
+
+@checks
 def typed_rma_every_type():
     me, n, right, left = ring()
     for name, dt in DTYPES.items():

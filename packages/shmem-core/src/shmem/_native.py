@@ -1,9 +1,15 @@
 """The cffi ABI-mode binding of libaclshmem: one ``cdef`` and one ``ffi.dlopen``.
 
-Nothing here runs at import time except building the declaration text: the
-``ffi`` object (which parses the declarations) and the loaded library ``lib`` are
-created on first use, so ``import shmem`` works (and stays fast) on a machine
-where the native library is missing.
+Nothing here runs at import time: the ``ffi`` object and the loaded library ``lib`` are
+created on first use, so ``import shmem`` works (and stays fast) on a machine where the
+native library is missing.
+
+The declarations are parsed when the package is built, not at run time: cffi's
+out-of-line ABI mode turns :func:`cdef_source` into the pure-Python module
+``shmem._aclshmem_cffi`` (see ``shmem._ffi_build``), whose ``ffi`` ``dlopen``s the library
+as in-line ABI mode does, with no compiler and no C parser (pycparser) involved.  A source
+checkout that was never built, or whose tables changed since (the module records a
+fingerprint of the sources), parses :func:`cdef_source` at first use instead (~0.1 s).
 
 Library search order (the first that loads wins):
 
@@ -18,8 +24,10 @@ The typed families (``aclshmem_int32_put``, ``aclshmem_put64``,
 ``aclshmem_float_wait_until_any``, ``aclshmem_int64_atomic_fetch_add``, ...) are not
 written out: their declarations are generated from the type tables below, which mirror
 the X-macro tables ``ACLSHMEM_RMA_TYPES``, ``ACLSHMEM_P2P_SYNC_TYPES``,
-``ACLSHMEM_AMO_*_TYPES`` and ``ACLSHMEM_RMA_SIZES`` of ``aclshmem/types.h``.  ``shmem._pyshmem`` generates its Python wrappers from the
-same templates, so the two cannot drift apart.
+``ACLSHMEM_AMO_*_TYPES`` and ``ACLSHMEM_RMA_SIZES`` of ``aclshmem/types.h``; so are those
+of put, get and the signal calls (``_RMA_CALLS``).  ``shmem._pyshmem`` generates its
+Python wrappers from the same templates, so the two cannot drift apart; their fast path
+calls the C functions through :func:`address_function`.
 """
 
 import os
@@ -36,6 +44,7 @@ __all__ = [
     "cdef_source",
     "family_functions",
     "load",
+    "address_function",
     "library_path",
     "LibraryNotFoundError",
 ]
@@ -221,6 +230,77 @@ FAMILIES = (
     (_AMO_CSWAP, AMO_INT_TYPES + AMO_FLOAT_TYPES, "type"),
     (_AMO_INTEGER, AMO_INT_TYPES, "type"),
 )
+
+
+#: The hand-written calls of rma.h, signal.h, p2p_sync.h and stream.h that move data or
+#: signals (the hot path): declared from this table and wrapped by ``shmem._pyshmem`` from
+#: the same template as the families.  (name, return type, parameters), as above.
+_RMA_CALLS = (
+    ("aclshmem_putmem", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"))),
+    ("aclshmem_getmem", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"))),
+    ("aclshmem_putmem_nbi", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"))),
+    ("aclshmem_getmem_nbi", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"))),
+    ("aclshmemx_putmem_signal", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("void *", "sig"),
+      ("int32_t", "signal"), ("int", "sig_op"), ("int", "pe"))),
+    ("aclshmemx_putmem_signal_nbi", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("void *", "sig"),
+      ("int32_t", "signal"), ("int", "sig_op"), ("int", "pe"))),
+    ("aclshmemx_signal_op", "void",
+     (("int32_t *", "sig"), ("int32_t", "signal"), ("int", "sig_op"), ("int", "pe"))),
+    ("aclshmem_signal_wait_until", "int32_t",
+     (("int32_t *", "sig_addr"), ("int", "cmp"), ("int32_t", "cmp_val"))),
+    ("aclshmemx_putmem_on_stream", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"),
+      ("aclrtStream", "stream"))),
+    ("aclshmemx_getmem_on_stream", "void",
+     (("void *", "dst"), ("const void *", "src"), ("size_t", "elem_size"), ("int32_t", "pe"),
+      ("aclrtStream", "stream"))),
+    ("aclshmemx_signal_op_on_stream", "void",
+     (("int32_t *", "sig"), ("int32_t", "signal"), ("int", "sig_op"), ("int", "pe"),
+      ("aclrtStream", "stream"))),
+    ("aclshmemx_signal_wait_until_on_stream", "void",
+     (("int32_t *", "sig"), ("int", "cmp"), ("int32_t", "cmp_val"), ("aclrtStream", "stream"))),
+    ("aclshmemx_quiet_on_stream", "void", (("aclrtStream", "stream"),)),
+)
+
+
+def rma_calls():
+    """The hand-written calls of _RMA_CALLS in the shape of family_functions() (no element
+    type)."""
+    return [(name, ret, params, None, None) for name, ret, params in _RMA_CALLS]
+
+
+#: How shmem._pyshmem converts each kind of parameter, and what its stubs declare.
+PARAM_KINDS = ("address", "stream", "size", "int", "enum_int", "float", "char", "fp16")
+
+
+def param_kind(ctype, pname, elem_ctype):
+    """The kind (one of PARAM_KINDS) of a templated parameter: an address (a pointer, an
+    int), a stream handle, a size_t-like count, an int, an int that carries an enum
+    (cmp, sig_op), or an element value of a float, char or 16-bit floating-point type."""
+    base = ctype.replace("const ", "").strip()
+    if base == "aclrtStream":
+        return "stream"
+    if ctype.endswith("*"):
+        return "address"
+    if base == elem_ctype:
+        if base in ("float", "double"):
+            return "float"
+        if base == "char":
+            return "char"
+        if base in ("aclshmem_half_t", "aclshmem_bfloat16_t"):
+            return "fp16"
+        return "int"
+    if pname in ("cmp", "sig_op"):
+        return "enum_int"
+    if base in ("size_t", "uint32_t"):
+        return "size"
+    return "int"
 
 
 def family_functions():
@@ -433,11 +513,8 @@ int aclshmem_team_my_pe(aclshmem_team_t team);
 int aclshmem_team_n_pes(aclshmem_team_t team);
 int aclshmem_team_get_config(aclshmem_team_t team, aclshmem_team_config_t *config);
 
-/* rma.h (the typed and sized families are generated) */
-void aclshmem_putmem(void *dst, const void *src, size_t elem_size, int32_t pe);
-void aclshmem_getmem(void *dst, const void *src, size_t elem_size, int32_t pe);
-void aclshmem_putmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe);
-void aclshmem_getmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe);
+/* rma.h (putmem, getmem and their _nbi forms are in _RMA_CALLS; the typed and sized
+   families are generated) */
 void aclshmem_quiet(void);
 void aclshmem_fence(void);
 int aclshmemx_set_mte_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id);
@@ -446,15 +523,9 @@ int aclshmemx_set_rdma_config(uint64_t offset, uint32_t ub_size, uint32_t sync_i
 int aclshmemx_set_udma_config(uint64_t offset, uint32_t ub_size, uint32_t sync_id);
 int aclshmemx_get_engine_config(data_op_engine_type_t engine, aclshmem_ub_config_t *config);
 
-/* signal.h */
-void aclshmemx_putmem_signal(void *dst, const void *src, size_t elem_size, void *sig_addr,
-                             int32_t signal, int sig_op, int pe);
-void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size, void *sig_addr,
-                                 int32_t signal, int sig_op, int pe);
-void aclshmemx_signal_op(int32_t *sig_addr, int32_t signal, int sig_op, int pe);
+/* signal.h: in _RMA_CALLS */
 
-/* p2p_sync.h */
-int32_t aclshmem_signal_wait_until(int32_t *sig_addr, int cmp, int32_t cmp_val);
+/* p2p_sync.h (aclshmem_signal_wait_until is in _RMA_CALLS) */
 uint64_t util_get_ffts_config(void);
 
 /* sync.h */
@@ -473,15 +544,7 @@ int aclshmemx_kernel_launch(aclrtStream stream, aclshmemx_kernel_fn fn, uint32_t
                             void *arg);
 uint32_t aclshmemx_block_idx(void);
 uint32_t aclshmemx_block_num(void);
-void aclshmemx_putmem_on_stream(void *dst, const void *src, size_t elem_size, int32_t pe,
-                                aclrtStream stream);
-void aclshmemx_getmem_on_stream(void *dst, const void *src, size_t elem_size, int32_t pe,
-                                aclrtStream stream);
-void aclshmemx_signal_op_on_stream(int32_t *sig_addr, int32_t signal, int sig_op, int pe,
-                                   aclrtStream stream);
-void aclshmemx_signal_wait_until_on_stream(int32_t *sig_addr, int cmp, int32_t cmp_val,
-                                           aclrtStream stream);
-void aclshmemx_quiet_on_stream(aclrtStream stream);
+/* (the on-stream put, get, signal_op, signal_wait_until and quiet are in _RMA_CALLS) */
 void aclshmemx_barrier_on_stream(aclshmem_team_t team, aclrtStream stream);
 void aclshmemx_barrier_all_on_stream(aclrtStream stream);
 void aclshmemx_handle_wait(aclshmem_handle_t handle, aclrtStream stream);
@@ -504,9 +567,9 @@ def _declaration(name, ret, params):
 def cdef_source():
     """The complete declaration text handed to ``ffi.cdef``."""
     generated = "\n".join(
-        _declaration(name, ret, params) for name, ret, params, _, _ in family_functions()
+        _declaration(name, ret, params) for name, ret, params, _, _ in rma_calls() + family_functions()
     )
-    return _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* generated families */\n" + generated + "\n"
+    return _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* from _RMA_CALLS and the families */\n" + generated + "\n"
 
 
 # ---------------------------------------------------------------------------
@@ -564,12 +627,68 @@ _lib = None
 _path = None
 
 
+#: The module cffi generates from cdef_source() at build time (out-of-line ABI mode: the
+#: declarations already parsed, as data; see shmem._ffi_build).
+PRECOMPILED_MODULE = "shmem._aclshmem_cffi"
+
+
+_fingerprint = None
+
+
+def source_fingerprint():
+    """A digest of the files the generated modules are made from: this one (the tables and
+    the declarations) and ``_ffi_build.py`` (the templates).  Each generated module
+    records the fingerprint it was made with, so that a stale one (in a source checkout
+    whose tables changed since it was built) is never used."""
+    global _fingerprint
+    if _fingerprint is None:
+        import zlib  # (hashlib would load OpenSSL: ~3 ms of every import)
+
+        here = os.path.dirname(os.path.abspath(__file__))
+        parts = []
+        for name in ("_native.py", "_ffi_build.py"):
+            with open(os.path.join(here, name), "rb") as f:
+                data = f.read()
+            parts.append(f"{len(data)}:{zlib.crc32(data):08x}")
+        _fingerprint = "/".join(parts)
+    return _fingerprint
+
+
+def is_fresh(generated_module):
+    """Whether a generated module was made from these sources."""
+    try:
+        return generated_module.SOURCE_FINGERPRINT == source_fingerprint()
+    except (AttributeError, OSError):  # no fingerprint, or the sources are not readable
+        return False
+
+
+def _precompiled_ffi():
+    """The FFI of the generated module, or None when it is missing or stale."""
+    try:
+        from . import _aclshmem_cffi as generated
+    except ImportError:
+        return None
+    return generated.ffi if is_fresh(generated) else None
+
+
 def _make_ffi():
+    global precompiled
+    ffi = _precompiled_ffi()
+    if ffi is not None:
+        precompiled = True
+        return ffi
+    # No generated module (a source checkout that was never built, or one whose tables
+    # changed since): cffi parses the declarations now, with pycparser (~0.1 s).
     import cffi
 
     ffi = cffi.FFI()
     ffi.cdef(cdef_source())
+    precompiled = False
     return ffi
+
+
+#: Whether the FFI came from the generated module (None until the FFI is made).
+precompiled = None
 
 
 def _candidates():
@@ -652,6 +771,24 @@ def get_ffi():
             if _ffi is None:
                 _ffi = _make_ffi()
     return _ffi
+
+
+def address_function(name):
+    """``lib.<name>`` as a function that takes (and returns) every pointer as an integer
+    address: the same C function, called through a function pointer whose pointer
+    parameters are declared ``uintptr_t``.  cffi then takes Python ints as they are,
+    where a ``void *`` parameter needs a cdata made by ``ffi.cast`` (about as costly as the
+    call itself).  Pointers and ``uintptr_t`` have the same size and are passed the same
+    way by every C calling convention CPython runs on (integer registers or stack slots)."""
+    ffi, lib = load()
+    fn = getattr(lib, name)
+    ftype = ffi.typeof(fn)
+
+    def as_address(t):
+        return "uintptr_t" if t.kind == "pointer" else t.cname
+
+    params = ", ".join(as_address(t) for t in ftype.args) or "void"
+    return ffi.cast(f"{as_address(ftype.result)}(*)({params})", fn)
 
 
 def library_path():

@@ -13,8 +13,13 @@ Every call goes through cffi, which releases the GIL for the duration of the C
 call, so blocking calls (barriers, waits) do not stall other Python threads.
 
 The typed and sized families (``aclshmem_int32_iput``, ``aclshmem_put64_nbi``,
-``aclshmem_float_wait_until_any``, ``aclshmem_int64_atomic_fetch_add``, ...) are
-generated at import from the type tables of ``shmem._native``.  Values of the 16-bit
+``aclshmem_float_wait_until_any``, ``aclshmem_int64_atomic_fetch_add``, ...), and put, get
+and the signal calls, are made from one template per parameter kind and the type tables of
+``shmem._native`` (by ``shmem._ffi_build``, into the module ``_pyshmem_families`` when the
+package is built; at import in a source checkout that was not).  Their fast path is one
+cffi call with the arguments as given (addresses as plain ints: see
+``shmem._native.address_function``); only an argument that is not an int, or that cffi
+refuses, goes through the checks that raise the errors described here.  Values of the 16-bit
 floating-point types ``half`` and ``bfloat16`` are their bit patterns (ints 0..65535),
 as in C (``aclshmem_half_t`` is a ``uint16_t``); ``shmem.core.atomic_fetch_add`` and
 the other AMO calls of ``shmem.core`` take and return numbers instead.
@@ -25,6 +30,7 @@ import enum
 import operator
 import struct
 import threading
+from typing import TYPE_CHECKING
 
 from . import _native
 
@@ -1005,32 +1011,8 @@ def aclshmem_team_get_config(team):
 
 
 # ---------------------------------------------------------------------------
-# RMA and signals (the hand-written part; the families are generated below)
+# RMA and signals (put, get and the signal calls are templated: see the end of the module)
 # ---------------------------------------------------------------------------
-
-
-def aclshmem_putmem(dst, src, elem_size, pe):
-    """Blocking put of ``elem_size`` bytes to symmetric ``dst`` on ``pe``."""
-    _native.lib.aclshmem_putmem(_ptr("void *", dst, "dst"), _ptr("void *", src, "src"),
-                                _size(elem_size, "elem_size"), _int(pe, "pe"))
-
-
-def aclshmem_getmem(dst, src, elem_size, pe):
-    """Blocking get of ``elem_size`` bytes from symmetric ``src`` on ``pe``."""
-    _native.lib.aclshmem_getmem(_ptr("void *", dst, "dst"), _ptr("void *", src, "src"),
-                                _size(elem_size, "elem_size"), _int(pe, "pe"))
-
-
-def aclshmem_putmem_nbi(dst, src, elem_size, pe):
-    """Non-blocking put; complete after aclshmem_quiet or a barrier."""
-    _native.lib.aclshmem_putmem_nbi(_ptr("void *", dst, "dst"), _ptr("void *", src, "src"),
-                                    _size(elem_size, "elem_size"), _int(pe, "pe"))
-
-
-def aclshmem_getmem_nbi(dst, src, elem_size, pe):
-    """Non-blocking get; complete after aclshmem_quiet or a barrier."""
-    _native.lib.aclshmem_getmem_nbi(_ptr("void *", dst, "dst"), _ptr("void *", src, "src"),
-                                    _size(elem_size, "elem_size"), _int(pe, "pe"))
 
 
 def aclshmem_quiet():
@@ -1041,34 +1023,6 @@ def aclshmem_quiet():
 def aclshmem_fence():
     """Orders earlier RMA to each PE before later RMA to that PE."""
     _native.lib.aclshmem_fence()
-
-
-def aclshmemx_putmem_signal(dst, src, elem_size, sig, signal, sig_op, pe):
-    """Blocking put, then the 32-bit signal word ``sig`` on ``pe`` is set or added to."""
-    _native.lib.aclshmemx_putmem_signal(
-        _ptr("void *", dst, "dst"), _ptr("void *", src, "src"), _size(elem_size, "elem_size"),
-        _ptr("void *", sig, "sig"), _int(signal, "signal"), _opt_enum_int(sig_op, "sig_op"), _int(pe, "pe"))
-
-
-def aclshmemx_putmem_signal_nbi(dst, src, elem_size, sig, signal, sig_op, pe):
-    """Non-blocking put with signal."""
-    _native.lib.aclshmemx_putmem_signal_nbi(
-        _ptr("void *", dst, "dst"), _ptr("void *", src, "src"), _size(elem_size, "elem_size"),
-        _ptr("void *", sig, "sig"), _int(signal, "signal"), _opt_enum_int(sig_op, "sig_op"), _int(pe, "pe"))
-
-
-def aclshmemx_signal_op(sig, signal, sig_op, pe):
-    """Updates the 32-bit signal word ``sig`` on ``pe`` (SIGNAL_SET or SIGNAL_ADD),
-    atomically and ordered after this PE's earlier puts to ``pe``; works inside kernels
-    too.  ``aclshmemx_signal_op_on_stream`` is the stream-ordered form."""
-    _native.lib.aclshmemx_signal_op(_ptr("int32_t *", sig, "sig"), _int(signal, "signal"),
-                                    _opt_enum_int(sig_op, "sig_op"), _int(pe, "pe"))
-
-
-def aclshmem_signal_wait_until(sig_addr, cmp, cmp_val):
-    """Blocks until ``*sig_addr cmp cmp_val`` holds; returns the value that met it."""
-    return _native.lib.aclshmem_signal_wait_until(
-        _ptr("int32_t *", sig_addr, "sig_addr"), _opt_enum_int(cmp, "cmp"), _int(cmp_val, "cmp_val"))
 
 
 def _make_engine_setter(engine, minimum):
@@ -1134,38 +1088,6 @@ def aclshmemx_block_idx():
 def aclshmemx_block_num():
     """Inside a kernel: the number of blocks (1 outside one)."""
     return _native.lib.aclshmemx_block_num()
-
-
-def aclshmemx_putmem_on_stream(dst, src, elem_size, pe, stream):
-    """Enqueues a put on ``stream``."""
-    _native.lib.aclshmemx_putmem_on_stream(
-        _ptr("void *", dst, "dst"), _ptr("void *", src, "src"), _size(elem_size, "elem_size"),
-        _int(pe, "pe"), _stream(stream))
-
-
-def aclshmemx_getmem_on_stream(dst, src, elem_size, pe, stream):
-    """Enqueues a get on ``stream``."""
-    _native.lib.aclshmemx_getmem_on_stream(
-        _ptr("void *", dst, "dst"), _ptr("void *", src, "src"), _size(elem_size, "elem_size"),
-        _int(pe, "pe"), _stream(stream))
-
-
-def aclshmemx_signal_op_on_stream(sig, signal, sig_op, pe, stream):
-    """Enqueues a remote signal update on ``stream``."""
-    _native.lib.aclshmemx_signal_op_on_stream(
-        _ptr("int32_t *", sig, "sig"), _int(signal, "signal"), _opt_enum_int(sig_op, "sig_op"),
-        _int(pe, "pe"), _stream(stream))
-
-
-def aclshmemx_signal_wait_until_on_stream(sig, cmp, cmp_val, stream):
-    """Enqueues a wait for ``*sig cmp cmp_val`` on ``stream``."""
-    _native.lib.aclshmemx_signal_wait_until_on_stream(
-        _ptr("int32_t *", sig, "sig"), _opt_enum_int(cmp, "cmp"), _int(cmp_val, "cmp_val"), _stream(stream))
-
-
-def aclshmemx_quiet_on_stream(stream):
-    """Enqueues a completion point on ``stream``."""
-    _native.lib.aclshmemx_quiet_on_stream(_stream(stream))
 
 
 # ---------------------------------------------------------------------------
@@ -1261,11 +1183,8 @@ def aclshmemx_prof_end(frame):
 
 
 # ---------------------------------------------------------------------------
-# The generated families
+# The templated functions: the families, put/get/signals and the seed's aliases
 # ---------------------------------------------------------------------------
-
-_FLOAT_TYPES = ("float", "double")
-_FP16_TYPES = ("aclshmem_half_t", "aclshmem_bfloat16_t")
 
 
 def _fp16_bits(value, what):
@@ -1280,86 +1199,68 @@ def _fp16_bits(value, what):
     return v
 
 
-def _value_converter(elem_ctype):
-    if elem_ctype in _FLOAT_TYPES:
-        return "_float_value({0})"
-    if elem_ctype == "char":
-        return "_char_value({0})"
-    if elem_ctype in _FP16_TYPES:
-        return "_fp16_bits({0}, {0!r})"
-    return "_int({0}, {0!r})"
+def _stream_addr(value):
+    """A stream argument as an int (0 for the default stream); None is refused."""
+    if value is None:
+        raise TypeError(
+            "stream must be an integer stream address (0 selects the default stream); None is not accepted"
+        )
+    return _addr(value, "stream")
 
 
-def _make_family_function(name, ret, params, elem_ctype, tag):
-    conv = []
-    for ctype, pname in params:
-        base = ctype.replace("const ", "").strip()
-        if ctype.endswith("*"):
-            conv.append(f"_ptr({base!r}, {pname}, {pname!r})")
-        elif base == elem_ctype:
-            conv.append(_value_converter(elem_ctype).format(pname))
-        elif pname in ("cmp", "sig_op"):
-            conv.append(f"_opt_enum_int({pname}, {pname!r})")
-        elif base in ("size_t", "uint32_t"):
-            conv.append(f"_size({pname}, {pname!r})")
-        else:
-            conv.append(f"_int({pname}, {pname!r})")
-    call = f"_native.lib.{name}({', '.join(conv)})"
-    if ret == "void":
-        body = f"    {call}\n"
-    elif ret == "char":
-        body = f"    return _char_result({call})\n"
-    else:
-        body = f"    return {call}\n"
-    src = f"def {name}({', '.join(p for _, p in params)}):\n{body}"
-    namespace = {
-        "_native": _native, "_ptr": _ptr, "_int": _int, "_size": _size,
-        "_float_value": _float_value, "_char_value": _char_value, "_char_result": _char_result,
-        "_opt_enum_int": _opt_enum_int, "_fp16_bits": _fp16_bits,
-    }
-    exec(compile(src, f"<shmem._pyshmem generated: {name}>", "exec"), namespace)
-    fn = namespace[name]
-    fn.__module__ = __name__
-    fn.__qualname__ = name
-    cdecl = ", ".join(f"{t} {p}" for t, p in params)
-    fn.__doc__ = f"Binding of ``{ret} {name}({cdecl})``; pointers are integer addresses."
-    return fn
+class _AddressLib:
+    """The library's functions with integer addresses (``_native.address_function``), each
+    made on its first use and then an attribute of this object."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = _native.address_function(name)
+        setattr(self, name, fn)
+        return fn
 
 
-GENERATED = []
-for _entry in _native.family_functions():
-    globals()[_entry[0]] = _make_family_function(*_entry)
-    GENERATED.append(_entry[0])
-del _entry
+_A = _AddressLib()
 
 
-# ---------------------------------------------------------------------------
-# The seed's names of the sized put-with-signal family
-# ---------------------------------------------------------------------------
+def _templated_module():
+    """The module of the templated functions: the one generated at build time when it was
+    made from these sources, else the same text compiled now (a source checkout)."""
+    try:
+        from . import _pyshmem_families as module
+    except ImportError:
+        module = None
+    if module is not None and _native.is_fresh(module):
+        return module
+    import linecache
+    import sys
+    import types
+
+    from . import _ffi_build
+
+    name = _ffi_build.FAMILIES_MODULE
+    source = _ffi_build.families_source(_native, None)
+    filename = f"<generated {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
+    module = types.ModuleType(name)
+    module.__package__ = __package__
+    sys.modules[name] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
 
 
-def _make_seed_alias(seed_name, c_name):
-    """``seed_name`` calls the generated binding of C's ``c_name`` (same arguments)."""
-    target = globals()[c_name]
+if TYPE_CHECKING:
+    from ._pyshmem_families import *  # noqa: F401,F403  (what type checkers see)
+    from ._pyshmem_families import SEED_ALIASES
+else:
+    _module = _templated_module()
+    for _name in _module.__all__:
+        _fn = globals()[_name] = getattr(_module, _name)
+        _fn.__module__ = __name__  # documented, and shown in help(), as functions of this module
+    #: {seed name: C function}: the original's Python API names the sized put-with-signal
+    #: family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi].
+    SEED_ALIASES = dict(_module.SEED_ALIASES)
+    del _module, _name, _fn
 
-    def alias(dst, src, elem_size, sig, signal, sig_op, pe):
-        target(dst, src, elem_size, sig, signal, sig_op, pe)
-
-    alias.__name__ = alias.__qualname__ = seed_name
-    alias.__doc__ = (f"The seed API's name of ``{c_name}``: puts ``elem_size`` elements of the family's "
-                     f"width from ``src`` to symmetric ``dst`` on ``pe``, then updates the 32-bit signal "
-                     f"word ``sig`` there (``sig_op``: SIGNAL_SET or SIGNAL_ADD)"
-                     + (", complete after aclshmem_quiet." if c_name.endswith("_nbi") else
-                        ", complete when it returns."))
-    return alias
-
-
-#: {seed name: C function}: the original's Python API names the sized put-with-signal
-#: family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi].
-SEED_ALIASES = {}
-for _bits in _native.RMA_SIZES:
-    for _suffix in ("", "_nbi"):
-        SEED_ALIASES[f"aclshmemx_put{_bits}_signal{_suffix}"] = f"aclshmem_put{_bits}_signal{_suffix}"
-for _seed_name, _c_name in SEED_ALIASES.items():
-    globals()[_seed_name] = _make_seed_alias(_seed_name, _c_name)
-del _bits, _suffix, _seed_name, _c_name
+#: The generated families (names of shmem._native.family_functions()).
+GENERATED = [_entry[0] for _entry in _native.family_functions()]
