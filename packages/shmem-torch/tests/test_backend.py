@@ -102,3 +102,21 @@ def test_registered_without_init():
 
     assert "shmem" in dist.Backend.backend_list
     assert dist.Backend.SHMEM == "shmem"
+
+
+def test_pool_size_variables_take_shmem_sizes(monkeypatch):
+    """SHMEM_TORCH_POOL_SIZE / SHMEM_TORCH_CHUNK_SIZE go through shmem's one size parser;
+    a bad value is an AclshmemInvalid naming the variable."""
+    from shmem.core import AclshmemInvalid
+    from shmem_torch import backend
+
+    for text in ("64M", "64 MiB", "67108864"):
+        monkeypatch.setenv("SHMEM_TORCH_POOL_SIZE", text)
+        assert backend._size_env("SHMEM_TORCH_POOL_SIZE", 1) == 64 << 20
+    monkeypatch.setenv("SHMEM_TORCH_POOL_SIZE", "")
+    assert backend._size_env("SHMEM_TORCH_POOL_SIZE", 123) == 123
+    for text, message in (("lots", "not a size"), ("1.5", "not a whole number of bytes"),
+                          ("0", "must be a positive size")):
+        monkeypatch.setenv("SHMEM_TORCH_CHUNK_SIZE", text)
+        with pytest.raises(AclshmemInvalid, match=f"SHMEM_TORCH_CHUNK_SIZE.*{message}"):
+            backend._size_env("SHMEM_TORCH_CHUNK_SIZE", 1)

@@ -67,6 +67,8 @@ import time
 import warnings
 from datetime import timedelta
 
+from ._sizes import parse_size
+
 ENV_UID = "SHMEM_RUN_UID"
 ENV_PE = "SHMEM_RUN_PE"
 ENV_NPES = "SHMEM_RUN_NPES"
@@ -111,24 +113,10 @@ def default_mem_size():
     text = os.environ.get(ENV_MEM_SIZE)
     if not text:
         return None
-    return parse_size(text)
-
-
-def parse_size(text):
-    """Bytes from "1048576", "64M", "1G", "512k" (binary units)."""
-    t = str(text).strip().upper()
-    if t.endswith("B"):
-        t = t[:-1]
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    mult = 1
-    if t and t[-1] in units:
-        mult = units[t[-1]]
-        t = t[:-1]
     try:
-        value = float(t) if "." in t else int(t)
-    except ValueError:
-        raise ValueError(f"not a size: {text!r} (use bytes or a K/M/G suffix)") from None
-    return int(value * mult)
+        return parse_size(text)
+    except ValueError as exc:
+        raise ValueError(f"{ENV_MEM_SIZE}: {exc}") from None
 
 
 def torchrun_env():

@@ -52,7 +52,7 @@ import sys
 import threading
 import time
 
-from . import _bootstrap
+from . import _bootstrap, _sizes
 
 __all__ = ["main", "launch", "LaunchError"]
 
@@ -138,7 +138,7 @@ def _parse_args(argv):
         ns.program = None
     if ns.mem_size is not None:
         try:
-            _bootstrap.parse_size(ns.mem_size)
+            _sizes.parse_size(ns.mem_size)
         except ValueError as exc:
             parser.error(str(exc))
     return ns
@@ -310,7 +310,7 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
     if not base_env.get("SHMEM_JOB_SECRET"):  # DEFAULT-mode (tcp://) init needs one
         base_env["SHMEM_JOB_SECRET"] = secrets.token_hex(32)
     if mem_size is not None:
-        base_env[_bootstrap.ENV_MEM_SIZE] = str(_bootstrap.parse_size(mem_size))
+        base_env[_bootstrap.ENV_MEM_SIZE] = str(_sizes.parse_size(mem_size))
 
     procs = []
     pumps = []

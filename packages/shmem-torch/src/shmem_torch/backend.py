@@ -97,10 +97,10 @@ def _size_env(name, default):
     text = os.environ.get(name, "").strip()
     if not text:
         return default
-    from shmem import _bootstrap
+    from shmem._sizes import parse_size
 
     try:
-        value = _bootstrap.parse_size(text)
+        value = parse_size(text)
     except ValueError as exc:
         raise AclshmemInvalid(f"{name}={text!r}: {exc}") from None
     if value <= 0:

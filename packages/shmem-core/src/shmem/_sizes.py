@@ -1,0 +1,56 @@
+"""Byte sizes as people write them: the one parser and the one formatter of the project.
+
+``parse_size`` reads the sizes of ``python -m shmem.run --mem-size``,
+``SHMEM_RUN_MEM_SIZE``, shmem-torch's ``SHMEM_TORCH_POOL_SIZE`` / ``SHMEM_TORCH_CHUNK_SIZE``
+and the ``--min-size`` / ``--max-size`` options of shmem-perf and the benchmarks;
+``format_size`` writes the sizes of their tables.  Units are binary whatever their
+spelling (``K``, ``KB`` and ``KiB`` all mean 1024), as they always were here.
+
+shmem-torch and shmem-tools import this module; it imports nothing of the project, so
+the dependencies keep running one way (towards shmem-core).
+"""
+
+import re
+
+# Bytes per unit letter; B, KB and KiB spellings map to the same letter.
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# A decimal number, optional blanks, then a unit: B, or K/M/G/T followed by nothing,
+# B or iB (any case).
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?\s*$", re.IGNORECASE)
+_HOW = "a number of bytes, optionally with a binary unit: 8, 4K, 64MiB, 1.5G"
+
+
+def parse_size(text):
+    """Bytes (an int >= 0) from an int or from text such as "4096", "64M", "64 MiB",
+    "1.5G" or "512kb".  Raises ValueError, naming the text, when it is not such a size,
+    is negative or is not a whole number of bytes ("1.5" or "0.3K")."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a size: {text!r} ({_HOW})")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError(f"a size cannot be negative: {text}")
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"not a size: {text!r} ({_HOW})")
+    number, unit = match.group(1), (match.group(2) or "").upper()
+    scale = _UNITS[unit]
+    if "." not in number:
+        return int(number) * scale
+    whole, _, fraction = number.partition(".")
+    # Exact arithmetic: 1.1M must not become 1153433.6000000001 and be rounded down.
+    numerator = int(whole or "0") * 10 ** len(fraction) + int(fraction or "0")
+    value, rest = divmod(numerator * scale, 10 ** len(fraction))
+    if rest:
+        raise ValueError(f"not a whole number of bytes: {text!r}")
+    return value
+
+
+def format_size(nbytes):
+    """The size in the largest binary unit that divides it exactly: "64 MiB" for
+    64 << 20, "3 KiB" for 3072, "1000 B" for 1000 (always a whole number, so a table
+    shows the exact size)."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes} B"
