@@ -34,6 +34,7 @@ consumed and is no longer referenced.
 import ctypes
 import sys
 import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 __all__ = ["ExporterBase", "EXACT_VIEW_COUNT", "export_dlpack", "sweep_dlpack", "KDLCPU"]
 
@@ -81,7 +82,7 @@ def _bytearray_layout_matches():
 
 
 # Everything handed to PyType_FromSpec must live as long as the type: kept here forever.
-_type_keepalive = []
+_type_keepalive: List[object] = []
 
 
 def _make_base():
@@ -139,10 +140,23 @@ class _PythonExporterBase:
             self._exports -= 1
 
 
-ExporterBase = _make_base() if _bytearray_layout_matches() else None
-EXACT_VIEW_COUNT = ExporterBase is not None or sys.version_info >= (3, 12)
-if ExporterBase is None:
-    ExporterBase = _PythonExporterBase
+if TYPE_CHECKING:
+    class ExporterBase:
+        """What type checkers see of the base made at run time: a buffer exporter (PEP 688),
+        so that memoryview(b), bytes(b) and np.frombuffer(b) type-check."""
+
+        _start: int    # the members of the run-time type (see above)
+        _size: int
+        _exports: int
+
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+
+    EXACT_VIEW_COUNT: bool
+else:
+    ExporterBase = _make_base() if _bytearray_layout_matches() else None
+    EXACT_VIEW_COUNT = ExporterBase is not None or sys.version_info >= (3, 12)
+    if ExporterBase is None:
+        ExporterBase = _PythonExporterBase
 
 
 # ---------------------------------------------------------------------------
@@ -197,9 +211,9 @@ _api_capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 # struct address -> (struct, shape, view, capsule, capsule name): the view keeps the Buffer's export
 # counted until the consumer is done; the capsule is kept to see whether it was consumed.
-_dlpack_live = {}
+_dlpack_live: Dict[int, Tuple[Any, ...]] = {}
 # struct addresses whose deleter ran (filled by the deleter, emptied by sweep_dlpack).
-_dlpack_finished = {}
+_dlpack_finished: Dict[int, bool] = {}
 _dlpack_lock = threading.Lock()
 
 

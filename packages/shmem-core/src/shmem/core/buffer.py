@@ -15,6 +15,7 @@ import ctypes
 import sys
 import threading
 import weakref
+from typing import Any, Dict, Optional, Sequence, Tuple, Union, overload
 
 from .._pyshmem import MemType
 from . import _export
@@ -73,7 +74,7 @@ class Block:
 
 
 # Blocks not yet released, per instance: {instance_id: {addr: Block}}.
-_live = {}
+_live: Dict[Optional[int], Dict[int, "Block"]] = {}
 _live_lock = threading.Lock()
 
 
@@ -126,8 +127,11 @@ class Buffer(_export.ExporterBase):
     """
 
     __slots__ = ("_length", "_mem_type", "_block", "__weakref__")
+    _length: int           # (declared for type checkers; __slots__ holds them)
+    _mem_type: MemType
+    _block: Optional[Block]
 
-    def __new__(cls, addr, length, mem_type=_DEVICE):
+    def __new__(cls, addr: int, length: int, mem_type: Union[MemType, int] = _DEVICE) -> "Buffer":
         if (type(addr) is not int or type(length) is not int or not 0 < addr <= INTPTR_MAX
                 or not 0 < length or addr + length - 1 > SIZE_T_MAX
                 or (mem_type is not _DEVICE and mem_type is not _HOST)):
@@ -169,52 +173,52 @@ class Buffer(_export.ExporterBase):
 
     # -- attributes --------------------------------------------------------------
     @property
-    def addr(self):
+    def addr(self) -> int:
         """Start address of the memory."""
         return self._start
 
     @property
-    def length(self):
+    def length(self) -> int:
         """Length in bytes."""
         return self._length
 
     @property
-    def mem_type(self):
+    def mem_type(self) -> MemType:
         """MemType.DEVICE_SIDE or MemType.HOST_SIDE."""
         return self._mem_type
 
     @property
-    def owned(self):
+    def owned(self) -> bool:
         """Whether this object owns the right to free the memory."""
         block = self._block
         return block is not None and block.owner() is self
 
     @property
-    def instance_id(self):
+    def instance_id(self) -> Optional[int]:
         """The allocating instance, or None for an external-address descriptor."""
         block = self._block
         return None if block is None else block.instance_id
 
     @property
-    def release_called(self):
+    def release_called(self) -> bool:
         """Whether a free of the memory has been started (for views: of their owner)."""
         block = self._block
         return block is not None and block.released
 
     # -- value semantics ---------------------------------------------------------
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Buffer):
             return NotImplemented
         return (self._start, self._length, self._mem_type) == (other._start, other._length, other._mem_type)
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self._start, self._length, int(self._mem_type)))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._block is None:
             kind = "external"
         else:
@@ -226,10 +230,10 @@ class Buffer(_export.ExporterBase):
     def __reduce__(self):
         raise TypeError("a Buffer describes memory of this process and cannot be pickled")
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return True
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._length
 
     # -- element access ----------------------------------------------------------
@@ -259,7 +263,11 @@ class Buffer(_export.ExporterBase):
                                   "(a Buffer has at least one byte)")
         return start, stop
 
-    def __getitem__(self, key):
+    @overload
+    def __getitem__(self, key: int) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> "Buffer": ...
+    def __getitem__(self, key: Union[int, slice]) -> Union[int, "Buffer"]:
         """``b[i]`` is the byte at i; ``b[i:j]`` is a non-owning Buffer of those bytes."""
         self._check_readable()
         if isinstance(key, slice):
@@ -267,7 +275,7 @@ class Buffer(_export.ExporterBase):
             return Buffer._borrowed(self, self._start + start, stop - start)
         return ctypes.c_ubyte.from_address(self._start + self._index(key)).value
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Union[int, slice], value: Any) -> None:
         """``b[i] = v`` stores a byte (0..255); ``b[i:j] = data`` copies a bytes-like
         object of exactly j - i bytes."""
         self._check_readable()
@@ -288,7 +296,7 @@ class Buffer(_export.ExporterBase):
             raise AclshmemInvalid(f"a Buffer byte must be an int in range(0, 256), not {value!r}")
         ctypes.c_ubyte.from_address(self._start + i).value = value
 
-    def __bytes__(self):
+    def __bytes__(self) -> bytes:
         self._check_readable()
         return ctypes.string_at(self._start, self._length)
 
@@ -304,7 +312,7 @@ class Buffer(_export.ExporterBase):
             return memoryview(ffi.buffer(ffi.cast("char *", self._start), self._length)).cast("B")
         return memoryview(self)
 
-    def view(self, fmt="B", shape=None):
+    def view(self, fmt: str = "B", shape: Optional[Sequence[int]] = None) -> memoryview:
         """A writable memoryview of the memory (no copy), cast to the struct format
         ``fmt`` and, if given, to ``shape``."""
         mv = self._memoryview()
@@ -315,7 +323,7 @@ class Buffer(_export.ExporterBase):
         except (TypeError, ValueError) as exc:
             raise AclshmemInvalid(f"Buffer.view({fmt!r}, {shape!r}): {exc}") from None
 
-    def numpy(self, dtype="uint8", shape=None):
+    def numpy(self, dtype: Any = "uint8", shape: Union[int, Sequence[int], None] = None) -> Any:
         """A NumPy array over the memory (no copy): ``length // itemsize`` elements of
         ``dtype``, or ``shape`` (whose size must fit in the Buffer)."""
         mv = self._memoryview()
@@ -344,15 +352,16 @@ class Buffer(_export.ExporterBase):
         return np.frombuffer(mv, dtype=dt, count=count).reshape(dims)
 
     @property
-    def __array_interface__(self):
+    def __array_interface__(self) -> Dict[str, Any]:
         # 'data' as a buffer object (not an address): the array then holds a counted view.
         return {"version": 3, "shape": (self._length,), "typestr": "|u1", "data": self._memoryview()}
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> Tuple[int, int]:
         """(kDLCPU, 0): host memory."""
         return (_export.KDLCPU, 0)
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: Optional[int] = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any:
         """A DLPack capsule over the memory: 1-D uint8, CPU, no copy."""
         if stream is not None and stream != -1:
             raise AclshmemInvalid(f"__dlpack__: a CPU Buffer takes stream=None, not {stream!r}")
@@ -364,7 +373,7 @@ class Buffer(_export.ExporterBase):
         return _export.export_dlpack(self._memoryview(), versioned)
 
 
-def check_buffer(buf, name):
+def check_buffer(buf: object, name: str) -> "Buffer":
     """A usable Buffer: not freed, and allocated by the active instance if it has one.
     (External descriptors may name any memory; the library checks symmetric addresses.)"""
     if not isinstance(buf, Buffer):

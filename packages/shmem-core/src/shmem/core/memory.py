@@ -164,6 +164,7 @@ def free(buf: Buffer) -> None:
     with _instance_lock:
         check_buffer(buf, "buf")
         block = buf._block
+        assert block is not None  # an owning Buffer has its block
         block.close()
         unregister_block(block)
         pending = _deferred.setdefault(block.instance_id, [])

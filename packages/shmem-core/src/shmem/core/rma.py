@@ -1,5 +1,7 @@
 """Stream-ordered RMA and signals: put, get, put_signal, signal_op, signal_wait, quiet."""
 
+from typing import Union
+
 from .. import _pyshmem
 from .._pyshmem import CmpOp, SignalOp
 from .utils import (
@@ -13,19 +15,20 @@ from .utils import (
     check_pe,
     check_stream,
 )
-from .stream import keep_alive
+from .buffer import Buffer
+from .stream import Stream, StreamLike, keep_alive
 
 ComparisonType = CmpOp
 
 __all__ = ["put", "get", "put_signal", "signal_op", "signal_wait", "quiet", "SignalOp", "ComparisonType"]
 
 
-def _check_lengths(dst, src):
+def _check_lengths(dst: Buffer, src: Buffer) -> None:
     if dst.length < src.length:
         raise AclshmemInvalid(f"dst is {dst.length} bytes, shorter than src ({src.length} bytes)")
 
 
-def _check_signal(signal_var, name="signal_var"):
+def _check_signal(signal_var: Buffer, name: str = "signal_var") -> Buffer:
     check_buffer(signal_var, name)
     if signal_var.length < 4:
         raise AclshmemInvalid(f"{name} must be at least 4 bytes (a 32-bit signal word), not {signal_var.length}")
@@ -34,11 +37,11 @@ def _check_signal(signal_var, name="signal_var"):
     return signal_var
 
 
-def _check_signal_value(value, name="signal_val"):
+def _check_signal_value(value: int, name: str = "signal_val") -> int:
     return check_int(value, name, INT32_MIN, INT32_MAX)
 
 
-def put(dst, src, remote_pe, stream=None):
+def put(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> None:
     """Enqueues a copy of ``src`` (local) to symmetric ``dst`` on ``remote_pe``, ordered on
     ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done.
     ``dst`` and ``src`` are kept alive until the stream has run the copy."""
@@ -51,7 +54,7 @@ def put(dst, src, remote_pe, stream=None):
     keep_alive(s, dst, src)
 
 
-def get(dst, src, remote_pe, stream=None):
+def get(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> None:
     """Enqueues a copy of symmetric ``src`` on ``remote_pe`` to local ``dst``, ordered on
     ``stream`` (0 or None: the default stream)."""
     check_buffer(dst, "dst")
@@ -63,7 +66,8 @@ def get(dst, src, remote_pe, stream=None):
     keep_alive(s, dst, src)
 
 
-def put_signal(dst, src, signal_var, signal_val, signal_operation, remote_pe, stream=None):
+def put_signal(dst: Buffer, src: Buffer, signal_var: Buffer, signal_val: int, signal_operation: Union[SignalOp, int],
+               remote_pe: int, stream: StreamLike = None) -> None:
     """Copies ``src`` to ``dst`` on ``remote_pe``, then updates the 32-bit signal word
     ``signal_var`` there; complete when it returns.  ``stream`` is ignored."""
     check_buffer(dst, "dst")
@@ -77,7 +81,8 @@ def put_signal(dst, src, signal_var, signal_val, signal_operation, remote_pe, st
               signal_var.addr, value, int(op), pe)
 
 
-def signal_op(signal_var, signal_val, signal_operation, remote_pe, stream=None):
+def signal_op(signal_var: Buffer, signal_val: int, signal_operation: Union[SignalOp, int], remote_pe: int,
+              stream: StreamLike = None) -> None:
     """Enqueues an update (SIGNAL_SET / SIGNAL_ADD) of the signal word on ``remote_pe`` on
     ``stream`` (required; 0 is the default stream)."""
     _check_signal(signal_var)
@@ -89,7 +94,8 @@ def signal_op(signal_var, signal_val, signal_operation, remote_pe, stream=None):
     keep_alive(s, signal_var)
 
 
-def signal_wait(signal_var, signal_val, signal_operation, stream):
+def signal_wait(signal_var: Buffer, signal_val: int, signal_operation: Union[CmpOp, int],
+                stream: Union[Stream, int]) -> None:
     """Enqueues a wait until ``signal_var cmp signal_val`` holds (a local signal word) on
     ``stream``; once the stream is synchronised the condition holds."""
     _check_signal(signal_var)
@@ -100,7 +106,7 @@ def signal_wait(signal_var, signal_val, signal_operation, stream):
     keep_alive(s, signal_var)
 
 
-def quiet(stream):
+def quiet(stream: Union[Stream, int]) -> None:
     """Enqueues a completion point for earlier operations on ``stream``."""
     s = check_stream(stream)
     call_void("quiet", _pyshmem.aclshmemx_quiet_on_stream, s)

@@ -3,6 +3,9 @@
 
 import enum
 import threading
+from typing import Any, Callable, Optional, Type, TypeVar
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 from .. import _pyshmem
 from .._pyshmem import MemType
@@ -23,7 +26,7 @@ _instance_lock = threading.RLock()
 class AclshmemError(RuntimeError):
     """A libaclshmem call failed; the message carries the library's own explanation."""
 
-    def __init__(self, msg, code=None):
+    def __init__(self, msg: str, code: Optional[int] = None) -> None:
         super().__init__(msg)
         self.msg = msg
         self.code = code
@@ -32,7 +35,7 @@ class AclshmemError(RuntimeError):
 class AclshmemInvalid(ValueError):
     """An argument was rejected before anything reached the library."""
 
-    def __init__(self, msg):
+    def __init__(self, msg: str) -> None:
         super().__init__(msg)
         self.msg = msg
 
@@ -46,7 +49,7 @@ class AclshmemWarning(UserWarning):
 # ---------------------------------------------------------------------------
 
 
-def check_int(value, name, lo=None, hi=None):
+def check_int(value: object, name: str, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise AclshmemInvalid(f"{name} must be a non-bool integer, not {type(value).__name__} ({value!r})")
     if lo is not None and value < lo:
@@ -56,11 +59,11 @@ def check_int(value, name, lo=None, hi=None):
     return int(value)
 
 
-def check_instance_id(value, name="instance_id"):
+def check_instance_id(value: object, name: str = "instance_id") -> int:
     return check_int(value, name, 0, MAX_INSTANCE_ID)
 
 
-def check_enum(value, enum_cls, name):
+def check_enum(value: object, enum_cls: Type[_E], name: str) -> _E:
     """An enum member of enum_cls (an int naming one is accepted too; bool is not)."""
     if isinstance(value, enum_cls):
         return value
@@ -73,11 +76,11 @@ def check_enum(value, enum_cls, name):
         raise AclshmemInvalid(f"{name} {value!r} is not a valid {enum_cls.__name__} ({allowed})") from None
 
 
-def check_mem_type(value):
+def check_mem_type(value: object) -> MemType:
     return check_enum(value, MemType, "mem_type")
 
 
-def check_stream(stream, name="stream", allow_none=False):
+def check_stream(stream: object, name: str = "stream", allow_none: bool = False) -> int:
     """A stream argument as an int: a non-bool, non-negative integer, or a Stream object.
     None is the default stream where allow_none, an error otherwise."""
     if stream is None:
@@ -95,7 +98,7 @@ def check_stream(stream, name="stream", allow_none=False):
     return int(stream)
 
 
-def check_team(team, name="team"):
+def check_team(team: Any, name: str = "team") -> int:
     """A live team ID in [0, 2047]."""
     check_int(team, name)
     if not 0 <= team < _pyshmem.ACLSHMEM_MAX_TEAMS:
@@ -106,7 +109,7 @@ def check_team(team, name="team"):
     return int(team)
 
 
-def check_pe(pe, name="remote_pe"):
+def check_pe(pe: Any, name: str = "remote_pe") -> int:
     check_int(pe, name)
     n = _pyshmem.pe_count()
     if n <= 0:
@@ -116,12 +119,12 @@ def check_pe(pe, name="remote_pe"):
     return int(pe)
 
 
-def active_instance_id():
+def active_instance_id() -> Optional[int]:
     ctx = _pyshmem.aclshmemx_instance_ctx_get()
     return None if ctx is None else ctx.id
 
 
-def native_error(api, rc=None):
+def native_error(api: str, rc: Optional[int] = None) -> AclshmemError:
     """An AclshmemError for a failed call, carrying the library's last-error text."""
     text = _pyshmem.aclshmemx_get_last_error() or "no message from libaclshmem"
     if rc is not None:
@@ -130,7 +133,7 @@ def native_error(api, rc=None):
     return AclshmemError(f"{api} failed: {text}")
 
 
-def call_void(api, func, *args):
+def call_void(api: str, func: Callable[..., Any], *args: Any) -> None:
     """Calls a void binding and raises AclshmemError when it set a last error.
 
     libaclshmem keeps the message of the last *failing* call (a success leaves it alone),
@@ -142,7 +145,7 @@ def call_void(api, func, *args):
         raise AclshmemError(f"{api} failed: {after}")
 
 
-def check_rc(api, rc):
+def check_rc(api: str, rc: int) -> None:
     if rc != _pyshmem.ACLSHMEM_SUCCESS:
         raise native_error(api, rc)
 
