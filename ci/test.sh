@@ -10,7 +10,8 @@
 # installs the Python packages (shmem-native first), builds the
 # documentation (`sphinx-build -W`) and runs its examples (the doctest builder), runs the
 # pytest tests of every package that has a tests/ folder, then those of tests/, and
-# finally ci/wheels.sh (the four wheels, installed from the wheels alone, run 2 PEs).
+# finally ci/wheels.sh (the four wheels, shmem-native repaired by auditwheel, installed
+# with plain pip into fresh venvs, a 2-PE job from each).
 # Exits non-zero if any step or any test fails.  Settings: see ci/lib.sh, plus
 #   CI_TIMEOUT_MULTIPLIER   passed to `meson test --timeout-multiplier` (default 1)
 #   CI_DOCS_DIR             where the documentation is built (default: $CI_BUILD_DIR/docs)
