@@ -29,6 +29,9 @@ GOOD = textwrap.dedent('''
         me: int = core.my_pe()
         n: int = core.n_pes()
         buf: Buffer = core.calloc(8, 8)
+        first: int = buf[0]
+        head: Buffer = buf[0:8]
+        data: bytes = bytes(head) + bytes(memoryview(buf)[8:16])
         peer = core.get_peer_buffer(buf, (me + 1) % n)
         if peer is not None:
             assert peer.length == buf.length
@@ -48,7 +51,7 @@ GOOD = textwrap.dedent('''
         try:
             core.finalize()
         except AclshmemError as exc:
-            print(exc.msg, status, value)
+            print(exc.msg, status, value, first, data)
         return slot * scale
 
 
