@@ -114,7 +114,7 @@ REQUIRED = {
     "shmem-native": set(),
     "shmem-core": {"shmem-native", "cffi"},
     "shmem-torch": {"shmem-core", "torch"},
-    "shmem-tools": {"shmem-core"},
+    "shmem-tools": {"shmem-core", "tabulate", "tqdm"},
 }
 
 

@@ -5,7 +5,7 @@ import re
 
 from toolrun import clean_env, run_tool
 
-LINE = re.compile(r"^(?P<name>\S.*?)\s{2,}(?P<status>PASS|WARN|FAIL)\s{2}(?P<reason>.+)$")
+LINE = re.compile(r"^(?P<name>\S.*?)\s{2,}(?P<status>PASS|WARN|FAIL)\s{2,}(?P<reason>\S.*)$")
 EXPECTED = {"native library", "ABI (library vs shmem-core)", "package versions", "single libaclshmem",
             "memfd + shared mapping", "open files (RLIMIT_NOFILE)", "locked memory (RLIMIT_MEMLOCK)",
             "loopback TCP", "port range", "OpenSSL (TLS)", "UCX plug-in (multi-node)", "2-PE self-test"}

@@ -1,8 +1,10 @@
 """shmem-perf --quick: a smoke run (tiny sizes, few iterations); nothing here is timed."""
 
 import csv
+import io
 import json
 import os
+import re
 
 import pytest
 from toolrun import have_matplotlib, is_png, needs_matplotlib, run_tool
@@ -34,8 +36,11 @@ def test_quick_run_prints_tables_with_ratios_and_writes_files(tmp_path):
     # Every data row ends with a ratio such as 0.87x.
     rows = [line for line in out.splitlines() if line.strip().endswith("x") and line[:1] != "#"]
     assert len(rows) >= 3 + 3 + 2 + 2 + 2 + 2 + 1
-    # The progress bar went to stderr.
-    assert "shmem-perf [" in r.stderr and "100.0%" in r.stderr
+    # The progress bar went to stderr: not a terminal, so a line per tenth of the work,
+    # the last one of all the steps.
+    steps = re.findall(r"^shmem-perf +(\d+)%\|[# 0-9]*\| (\d+)/(\d+) ", r.stderr, re.M)
+    assert 5 <= len(steps) <= 11, r.stderr
+    assert steps[-1][0] == "100" and steps[-1][1] == steps[-1][2], r.stderr
     if torch_ready():
         assert "# all_reduce" in out
     else:
@@ -126,7 +131,48 @@ def test_one_pe_drops_the_amo_table():
 def test_bad_arguments_are_usage_errors():
     assert run_tool("shmem-perf", "--tests", "nope").returncode == 2
     assert run_tool("shmem-perf", "--min-size", "1M", "--max-size", "1K").returncode == 2
-    assert run_tool("shmem-perf", "--max-size", "lots").returncode == 2
+
+
+@pytest.mark.parametrize("value, message", [("lots", "not a size: 'lots'"), ("-4K", "not a size: '-4K'"),
+                                            ("0", "size must be positive: '0'"),
+                                            ("1.5", "not a whole number of bytes: '1.5'")])
+def test_a_bad_size_is_named_in_the_usage_error(value, message):
+    r = run_tool("shmem-perf", f"--max-size={value}")
+    assert r.returncode == 2 and f"--max-size: {message}" in r.stderr, r.stderr
+
+
+def test_sizes_take_binary_units_in_any_spelling():
+    from shmem_tools import perf
+
+    assert [perf.parse_size(t) for t in ("64K", "64KiB", "64 kb", "65536")] == [64 << 10] * 4
+
+
+def test_progress_in_a_log_is_a_line_per_tenth():
+    from shmem_tools._progress import Progress
+
+    log = io.StringIO()  # not a terminal
+    progress = Progress(20, stream=log)
+    for step in range(20):
+        progress.advance(f"step {step}")
+        if step == 4:
+            progress.set_total(40)   # more work announced on the way
+    progress.advance("last", 20)
+    progress.close()
+    lines = log.getvalue().splitlines()
+    assert [int(re.match(r"shmem-perf +(\d+)%", line).group(1)) for line in lines] == [
+        5, 10, 20, 30, 40, 50, 100]
+    assert lines[-1].endswith(", last]") and "| 40/40 [" in lines[-1]
+
+
+def test_no_progress_draws_nothing():
+    from shmem_tools._progress import Progress
+
+    log = io.StringIO()
+    progress = Progress(3, stream=log, enabled=False)
+    for _ in range(3):
+        progress.advance("x")
+    progress.close()
+    assert log.getvalue() == ""
 
 
 @needs_matplotlib

@@ -49,7 +49,7 @@ def test_shmem_prof_table(snapshot):
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "profile of PE 0" in out and "cycles/call" in out
-    table = [line for line in out.splitlines() if line[:4].strip().isdigit()]
+    table = [line for line in out.splitlines() if line.split()[:1] and line.split()[0].isdigit()]
     assert len(table) == 5
     assert "more frames" in out and "busiest blocks" in out
 

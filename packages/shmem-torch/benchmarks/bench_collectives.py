@@ -6,6 +6,9 @@
     python bench_collectives.py --quick         # tiny sizes, a few seconds (smoke test)
     python bench_collectives.py --launcher shmem.run   # or torchrun
 
+It needs shmem-torch, torch and tabulate (``pip install 'shmem-torch[bench]'``; shmem-tools
+brings tabulate too), and reads sizes with shmem's one size parser (4K, 1M, 64MiB).
+
 The ranks run as users start them: by default with ``torch.multiprocessing`` (spawn), in
 torch's default thread configuration.  The benchmark sets neither ``OMP_NUM_THREADS`` nor
 ``torch.set_num_threads`` (``--threads N`` does, to compare), so what it measures is what
@@ -35,6 +38,9 @@ import sys
 import tempfile
 import time
 
+from shmem._sizes import format_size, parse_size
+from tabulate import tabulate
+
 OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all")
 DEFAULT_OPS = ("all_reduce", "all_gather", "broadcast")
 LAUNCHERS = ("mp", "shmem.run", "torchrun")
@@ -42,23 +48,6 @@ FULL_SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20
 QUICK_SIZES = [4 << 10, 64 << 10]
 TARGET = 3.0  # the goal: at least this ratio at every size
 ENV_OPTS = "BENCH_COLLECTIVES_OPTS"
-
-
-def parse_size(text):
-    t = text.strip().upper().rstrip("B").rstrip("I")
-    mult = 1
-    for suffix, m in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
-        if t.endswith(suffix):
-            t, mult = t[:-1], m
-            break
-    return int(float(t) * mult)
-
-
-def fmt_size(n):
-    for unit, m in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= m and n % m == 0:
-            return f"{n // m} {unit}"
-    return f"{n} B"
 
 
 def free_port():
@@ -296,15 +285,19 @@ def print_table(n, run, launcher, file=sys.stdout):
     rows = run["results"]
     print(f"\n{n} ranks, {launcher}, {run['threads']} torch thread(s) per rank (size = bytes of each rank's "
           f"result; times: median round; ratio = gloo time / shmem time)", file=file)
-    head = f"{'op':<14} {'size':>8} {'shmem':>11} {'gloo':>11} {'shmem GB/s':>10} {'gloo GB/s':>9} {'ratio':>7}"
-    print(head, file=file)
-    print("-" * len(head), file=file)
+    header = ["op", "size", "shmem", "gloo", "shmem GB/s", "gloo GB/s", "ratio"]
+    cells = []
     for r in rows:
         b = r["bytes"]
-        mark = "" if r["ok"] else "  WRONG RESULT"
-        print(f"{r['op']:<14} {fmt_size(b):>8} {r['shmem_s'] * 1e3:>8.3f} ms {r['gloo_s'] * 1e3:>8.3f} ms "
-              f"{b / r['shmem_s'] / 1e9:>10.2f} {b / r['gloo_s'] / 1e9:>9.2f} {r['gloo_s'] / r['shmem_s']:>6.2f}x"
-              f"{mark}", file=file)
+        cells.append([r["op"], format_size(b), f"{r['shmem_s'] * 1e3:.3f} ms", f"{r['gloo_s'] * 1e3:.3f} ms",
+                      f"{b / r['shmem_s'] / 1e9:.2f}", f"{b / r['gloo_s'] / 1e9:.2f}",
+                      f"{r['gloo_s'] / r['shmem_s']:.2f}x", "" if r["ok"] else "WRONG RESULT"])
+    if any(c[-1] for c in cells):
+        header.append("")  # an untitled column names the wrong results
+    # The look of shmem-perf's tables (shmem_tools._table): tabulate's "simple" format,
+    # cells as written, op names and the wrong-result column on the left.
+    print(tabulate([c[:len(header)] for c in cells], headers=header, tablefmt="simple", disable_numparse=True,
+                   colalign=["left"] + ["right"] * 6 + ["left"]), file=file)
 
 
 def main(argv=None):
@@ -335,7 +328,10 @@ def main(argv=None):
         if o not in OPS:
             ap.error(f"unknown op {o!r} (choose from {', '.join(OPS)})")
     if args.sizes:
-        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+        try:
+            sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+        except ValueError as exc:
+            ap.error(f"--sizes: {exc}")
     else:
         sizes = QUICK_SIZES if args.quick else FULL_SIZES
     ranks = [int(r) for r in args.ranks.split(",") if r.strip()]
@@ -363,7 +359,7 @@ def main(argv=None):
                 if sel:
                     worst = min(sel, key=lambda r: r["gloo_s"] / r["shmem_s"])
                     ratio = worst["gloo_s"] / worst["shmem_s"]
-                    print(f"  {n} ranks {op:<14}: lowest ratio {ratio:.2f}x at {fmt_size(worst['bytes'])} -> "
+                    print(f"  {n} ranks {op:<14}: lowest ratio {ratio:.2f}x at {format_size(worst['bytes'])} -> "
                           f"{'met' if ratio >= TARGET else 'MISSED'}")
     if args.json:
         with open(args.json, "w") as f:

@@ -22,8 +22,9 @@ import ctypes
 import mmap
 import os
 import time
+from statistics import median
 
-from ._timing import median, pin, pinned, split, timed_loop
+from ._timing import pin, pinned, split, timed_loop
 
 WAIT_LIMIT = 20.0
 _SPIN = 200

@@ -20,10 +20,14 @@ The result of every all_reduce size is checked once per backend.
 import argparse
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
+
+from shmem._sizes import format_size
+
+from ._table import render
+from .perf import _free_port, parse_size
 
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 QUICK_SIZES = [4 << 10, 256 << 10]
@@ -31,23 +35,6 @@ QUICK_SIZES = [4 << 10, 256 << 10]
 MODELS = [("mlp-1M", [512, 1024, 512, 16]), ("mlp-17M", [2048, 4096, 2048, 16])]
 QUICK_MODELS = [("mlp-1M", [512, 1024, 512, 16])]
 TARGET = 3.0  # the issue's goal for all_reduce: shmem at least this much faster than gloo
-
-
-def fmt_size(n):
-    for unit, m in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= m and n % m == 0:
-            return f"{n // m} {unit}"
-    return f"{n} B"
-
-
-def parse_size(text):
-    t = text.strip().upper().rstrip("B").rstrip("I")
-    mult = 1
-    for suffix, m in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):
-        if t.endswith(suffix):
-            t, mult = t[:-1], m
-            break
-    return int(float(t) * mult)
 
 
 def _iters(nbytes, quick):
@@ -138,12 +125,6 @@ def _worker(rank, n, port, sizes, models, quick, outdir):
     dist.destroy_process_group()
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(n, sizes, models, quick=False):
     """Runs the benchmark on n ranks; returns {"all_reduce": [...rows], "ddp": [...rows]}."""
     import torch.multiprocessing as mp
@@ -180,22 +161,21 @@ def run(n, sizes, models, quick=False):
 
 def format_tables(results):
     lines = ["# torch.distributed backend: dist.all_reduce (float32 sum, ordinary CPU tensors), \"shmem\" vs gloo,",
-             "# same processes, default torch settings; time = slowest rank's mean, best of alternating rounds",
-             f"{'ranks':>5}  {'size':>8}  {'shmem us':>10}  {'gloo us':>10}  {'vs gloo':>8}  {'goal':>5}"]
-    lines.append("-" * len(lines[-1]))
+             "# same processes, default torch settings; time = slowest rank's mean, best of alternating rounds"]
+    header = ["ranks", "size", "shmem us", "gloo us", "vs gloo", "goal"]
+    rows = []
     for r in results["all_reduce"]:
-        bad = "" if r["shmem_ok"] and r["gloo_ok"] else "  WRONG RESULT"
         goal = "ok" if r["ratio"] >= TARGET else "miss"
-        lines.append(f"{r['ranks']:>5}  {fmt_size(r['bytes']):>8}  {r['shmem'] * 1e6:>10.1f}  "
-                     f"{r['gloo'] * 1e6:>10.1f}  {r['ratio']:>7.2f}x  {goal:>5}{bad}")
+        rows.append([str(r["ranks"]), format_size(r["bytes"]), f"{r['shmem'] * 1e6:.1f}", f"{r['gloo'] * 1e6:.1f}",
+                     f"{r['ratio']:.2f}x", goal, "" if r["shmem_ok"] and r["gloo_ok"] else "WRONG RESULT"])
+    if any(row[-1] for row in rows):
+        header.append("")  # an untitled column names the wrong results
+    lines.append(render(header, [row[:len(header)] for row in rows], left={6}))
     lines.append("")
     lines.append("# DDP training step (forward, backward with gradient all-reduce, SGD), batch 32")
-    lines.append(f"{'ranks':>5}  {'model':>8}  {'params':>9}  {'shmem ms':>9}  {'gloo ms':>9}  {'vs gloo':>8}  "
-                 f"{'same params':>11}")
-    lines.append("-" * len(lines[-1]))
-    for r in results["ddp"]:
-        lines.append(f"{r['ranks']:>5}  {r['model']:>8}  {r['params']:>9}  {r['shmem'] * 1e3:>9.2f}  "
-                     f"{r['gloo'] * 1e3:>9.2f}  {r['ratio']:>7.2f}x  {'yes' if r['same_params'] else 'NO':>11}")
+    rows = [[str(r["ranks"]), r["model"], str(r["params"]), f"{r['shmem'] * 1e3:.2f}", f"{r['gloo'] * 1e3:.2f}",
+             f"{r['ratio']:.2f}x", "yes" if r["same_params"] else "NO"] for r in results["ddp"]]
+    lines.append(render(["ranks", "model", "params", "shmem ms", "gloo ms", "vs gloo", "same params"], rows))
     return "\n".join(lines)
 
 

@@ -17,9 +17,10 @@ import os
 import sys
 import time
 import traceback
+from statistics import median
 
 from ._launch import report
-from ._timing import median, pin, split, timed_loop, unpin
+from ._timing import pin, split, timed_loop, unpin
 
 ENV_PLAN = "SHMEM_TOOLS_PERF_PLAN"
 PEER = 1

@@ -4,6 +4,8 @@ matplotlib is imported only here, with the non-interactive Agg backend, so the r
 the package works without it (``pip install 'shmem-tools[plot]'`` brings it in).
 """
 
+from shmem._sizes import format_size
+
 
 def _pyplot():
     try:
@@ -16,13 +18,6 @@ def _pyplot():
     return plt
 
 
-def _size_label(n):
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale:
-            return f"{n // scale}{unit}"
-    return f"{n}"
-
-
 def _size_axis(ax, sizes):
     ax.set_xscale("log", base=2)
     if sizes:
@@ -30,7 +25,7 @@ def _size_axis(ax, sizes):
         step = max(1, len(ticks) // 12)
         ticks = ticks[::step]
         ax.set_xticks(ticks)
-        ax.set_xticklabels([_size_label(t) for t in ticks], rotation=45, fontsize=8)
+        ax.set_xticklabels([format_size(t) for t in ticks], rotation=45, fontsize=8)  # as in the tables
     ax.set_xlabel("message size (bytes, log2 scale)")
     ax.grid(True, which="major", alpha=0.3)
 

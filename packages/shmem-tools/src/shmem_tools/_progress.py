@@ -1,32 +1,38 @@
-"""A progress bar on stderr.
+"""The progress bar of shmem-perf on stderr, drawn by tqdm.
 
-On a terminal it redraws one line (``\\r``); otherwise (a log file, a pipe) it prints a
-line whenever another tenth of the work is done, so logs stay short.
+On a terminal tqdm redraws one line.  A log file or a pipe would collect every redraw
+as carriage returns, so there a line of the same format (tqdm's, in ASCII) is written
+whenever another tenth of the work is done: logs stay short and readable.
 """
 
 import sys
 import threading
 import time
 
+from tqdm import tqdm
+
+# tqdm's usual layout, without a rate: the steps are of very different lengths.
+_FORMAT = "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]"
+
 
 class Progress:
-    def __init__(self, total, stream=None, enabled=True, width=30):
+    """``total`` steps of work (more may be announced: set_total); ``advance`` counts
+    finished ones and names the last.  ``enabled=False`` (--no-progress) draws nothing."""
+
+    def __init__(self, total, stream=None, enabled=True, name="shmem-perf"):
         self.total = max(1, total)
         self.done = 0
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
-        self.width = width
-        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.name = name
         self.label = ""
         self.start = time.monotonic()
         self._last_tenth = -1
+        # advance() is called from the threads that read the PEs' output.
         self._lock = threading.Lock()
-
-    def _bar(self):
-        frac = min(1.0, self.done / self.total)
-        filled = int(round(frac * self.width))
-        return (f"[{'#' * filled}{'.' * (self.width - filled)}] {self.done:>3}/{self.total} "
-                f"{frac * 100:5.1f}% {time.monotonic() - self.start:6.1f}s {self.label}")
+        tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._bar = tqdm(total=self.total, desc=name, file=self.stream, bar_format=_FORMAT,
+                         dynamic_ncols=True) if tty else None
 
     def advance(self, label="", steps=1):
         with self._lock:
@@ -38,24 +44,27 @@ class Progress:
     def set_total(self, total):
         with self._lock:
             self.total = max(self.done, total, 1)
+            if self._bar is not None:
+                self._bar.total = self.total
+                self._bar.refresh()
 
     def _draw(self):
         if not self.enabled:
             return
-        if self.tty:
-            text = self._bar()
-            self.stream.write("\r" + text[:200].ljust(100))
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.set_postfix_str(self.label, refresh=False)
+            self._bar.update(self.done - self._bar.n)
             return
-        tenth = int(10 * self.done / self.total)
-        if tenth != self._last_tenth:
+        tenth = 10 * self.done // self.total
+        if tenth > self._last_tenth:  # a larger total announced later may lower it
             self._last_tenth = tenth
-            self.stream.write("shmem-perf " + self._bar() + "\n")
+            line = tqdm.format_meter(self.done, self.total, time.monotonic() - self.start, prefix=self.name,
+                                     postfix=self.label, bar_format=_FORMAT, ascii=True)
+            self.stream.write(line + "\n")
             self.stream.flush()
 
     def close(self):
         with self._lock:
-            if self.enabled and self.tty:
-                self.stream.write("\r" + self._bar()[:200].ljust(100) + "\n")
-                self.stream.flush()
+            if self._bar is not None:
+                self._bar.close()
             self.enabled = False

@@ -4,17 +4,12 @@ which keeps one descheduling on a busy machine from deciding a number."""
 
 import os
 import time
+from statistics import median
 
 
 def batch_size(size, window):
     """Operations between two clock reads: a window of small operations, fewer of big ones."""
     return max(1, min(window, (4 << 20) // max(size, 1)))
-
-
-def median(values):
-    v = sorted(values)
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 def timed_loop(op, size, plan, finish=None):

@@ -20,10 +20,10 @@ folders).
 
 import argparse
 import json
-import shutil
 import sys
 
 from . import __version__, _install, checks
+from ._table import render
 
 class _Query(argparse.Action):
     """Records the query flags in the order they were given."""
@@ -123,14 +123,12 @@ def _answer(query):
 
 def print_table(results, out=sys.stdout):
     """The checks as an aligned table: CHECK, STATUS, REASON (and a 'fix:' line)."""
-    width = max([len("CHECK")] + [len(c.name) for c in results])
-    total = shutil.get_terminal_size((100, 24)).columns
-    out.write(f"{'CHECK':<{width}}  STATUS  REASON\n")
-    out.write(f"{'-' * width}  ------  {'-' * max(6, min(60, total - width - 10))}\n")
+    rows = []
     for c in results:
-        out.write(f"{c.name:<{width}}  {c.status:<6}  {c.reason}\n")
+        rows.append([c.name, c.status, c.reason])
         if c.fix:
-            out.write(f"{'':<{width}}          fix: {c.fix}\n")
+            rows.append(["", "", f"fix: {c.fix}"])
+    out.write(render(["CHECK", "STATUS", "REASON"], rows, left={0, 1, 2}) + "\n")
     counts = {s: sum(1 for c in results if c.status == s) for s in (checks.PASS, checks.WARN, checks.FAIL)}
     verdict = "FAILED" if counts[checks.FAIL] else "OK"
     out.write(f"\n{counts['PASS']} passed, {counts['WARN']} warnings, {counts['FAIL']} failed: {verdict}\n")

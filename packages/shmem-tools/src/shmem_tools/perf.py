@@ -55,39 +55,31 @@ import socket
 import sys
 import time
 
+from shmem import _sizes
+from shmem._sizes import format_size
+
 from . import __version__
 from . import _baselines
 from ._progress import Progress
+from ._table import render
 
 ALL_TESTS = ("put", "get", "put_signal", "amo", "barrier", "all_reduce", "buffer")
 # Tests between PE 0 and PE 1: dropped when there is only one PE.
 P2P_TESTS = ("put", "get", "put_signal", "amo")
 # The element types of the AMO latency table (one fetch_add row each) and their widths.
 AMO_TYPES = {"int64": 8, "int32": 4}
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-          "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30}
 
 
 def parse_size(text):
-    t = str(text).strip().upper().replace(" ", "")
-    num = t.rstrip("KMGIB")
-    unit = t[len(num):]
-    if not num or unit not in _UNITS:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 8, 4K, 64M)")
+    """A message size of the command line (--min-size 4K): shmem's one size parser, its
+    error shown by argparse, and at least one byte."""
     try:
-        value = int(num) * _UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+        value = _sizes.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
     return value
-
-
-def fmt_size(n):
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
 
 
 def powers_of_two(lo, hi):
@@ -192,11 +184,11 @@ def run_baselines(plan, res, progress):
     if tests & {"put", "get"}:
         res.memcpy = _baselines.memcpy_bandwidth(
             sorted(set(plan["bw_sizes"]) | set(plan["lat_sizes"])), plan,
-            lambda what, size: progress.advance(f"baseline {what} {fmt_size(size)}"), plan["pin"])
+            lambda what, size: progress.advance(f"baseline {what} {format_size(size)}"), plan["pin"])
     if tests & {"put", "get", "put_signal"}:
         res.pingpong = _baselines.pingpong(
             plan["lat_sizes"], plan["pingpong_iters"], plan["repetitions"],
-            lambda what, size: progress.advance(f"baseline {what} {fmt_size(size)}"), plan["pin"])
+            lambda what, size: progress.advance(f"baseline {what} {format_size(size)}"), plan["pin"])
     if "amo" in tests:
         try:
             res.atomic = _baselines.atomic_fetch_add(
@@ -237,7 +229,7 @@ def run_pes(plan, res, progress, timeout):
         kind = r.get("kind")
         if kind == "result":
             res.library.append(r)
-            progress.advance(f"{r['test']} {r['variant']} {fmt_size(r['size'])}" if r["size"] else r["test"])
+            progress.advance(f"{r['test']} {r['variant']} {format_size(r['size'])}" if r["size"] else r["test"])
         elif kind == "start":
             res.meta["init_seconds"] = r.get("init_seconds")
             res.meta["library"] = r.get("library")
@@ -287,14 +279,7 @@ class Table:
         self.records.append(record)
 
     def render(self):
-        widths = [max(len(c), *(len(r[i]) for r in self.rows)) if self.rows else len(c)
-                  for i, c in enumerate(self.columns)]
-        out = [f"# {self.title}", f"# baseline: {self.baseline}"]
-        out.append("  ".join(c.rjust(w) for c, w in zip(self.columns, widths)))
-        out.append("  ".join("-" * w for w in widths))
-        for r in self.rows:
-            out.append("  ".join(c.rjust(w) for c, w in zip(r, widths)))
-        return "\n".join(out)
+        return f"# {self.title}\n# baseline: {self.baseline}\n" + render(self.columns, self.rows)
 
 
 def _ratio(x):
@@ -336,7 +321,7 @@ def build_tables(plan, res):
             rtt = res.pingpong.get(size)
             base = rtt / 2 if rtt else None
             sp = _speedup_time(lib, base)
-            t.add([fmt_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size, variant="blocking",
+            t.add([format_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size, variant="blocking",
                   library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None, ratio=sp, unit="us")
         tables.append(t)
 
@@ -355,7 +340,7 @@ def build_tables(plan, res):
             base = _mbs(size, res.memcpy.get(size))
             sb, sn = _speedup_bw(b, base), _speedup_bw(nb, base)
             fmt = (lambda v: f"{v:.1f}" if v is not None else "-")
-            t.add([fmt_size(size), fmt(b), fmt(nb), fmt(base), _ratio(sb), _ratio(sn)],
+            t.add([format_size(size), fmt(b), fmt(nb), fmt(base), _ratio(sb), _ratio(sn)],
                   table=t.name, size=size, variant="blocking", library=b, baseline=base, ratio=sb, unit="MB/s")
             t.records.append(dict(table=t.name, size=size, variant="nbi", library=nb, baseline=base, ratio=sn,
                                   unit="MB/s"))
@@ -371,7 +356,7 @@ def build_tables(plan, res):
             lib = r["seconds"] if r else None
             base = res.pingpong.get(size)
             sp = _speedup_time(lib, base)
-            t.add([fmt_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size,
+            t.add([format_size(size), _us(lib), _us(base), _ratio(sp)], table=t.name, size=size,
                   variant="round trip", library=lib * 1e6 if lib else None, baseline=base * 1e6 if base else None,
                   ratio=sp, unit="us")
         tables.append(t)
@@ -423,7 +408,7 @@ def build_tables(plan, res):
         for r in sorted(ar, key=lambda r: r["size"]):
             lib, base = r["seconds"], r.get("baseline_seconds")
             sp = _speedup_time(lib, base)
-            t.add([fmt_size(r["size"]), _us(lib), _us(base), _ratio(sp)], table=t.name, size=r["size"],
+            t.add([format_size(r["size"]), _us(lib), _us(base), _ratio(sp)], table=t.name, size=r["size"],
                   variant="float32 sum", library=lib * 1e6, baseline=base * 1e6 if base else None, ratio=sp,
                   unit="us")
         tables.append(t)
@@ -656,7 +641,7 @@ def nodes_table(plan, result):
               f"{_internode.GOAL_LAT:.1f}x",
               ["test", "size", "libaclshmem", "ucx_perftest", "ours/ucx", "goal", "met", "ucx window"])
     for label, size, unit, ours, theirs, ratio, goal, met, window in _internode.ratio_rows(plan, result):
-        t.add([label, fmt_size(size), _fmt_value(ours, unit), _fmt_value(theirs, unit),
+        t.add([label, format_size(size), _fmt_value(ours, unit), _fmt_value(theirs, unit),
                f"{ratio:.2f}x" if ratio is not None else "-", goal, "-" if met is None else ("yes" if met else "NO"),
                window or "-"],
               table=t.name, size=size, variant=label, library=ours, baseline=theirs, ratio=ratio, unit=unit,

@@ -30,6 +30,7 @@ import sys
 import time
 
 from . import __version__
+from ._table import render
 
 FORMAT = "shmem-prof"
 FORMAT_VERSION = 1
@@ -226,13 +227,7 @@ def render_table(snap, top, cycles_per_us=None):
     if not rows:
         lines.append("(no samples: the profiled PE recorded nothing, or this is not the profiled PE's snapshot)")
         return "\n".join(lines)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    left = {2}  # names are left-aligned
-    fmt = lambda cells: "  ".join(c.ljust(w) if i in left else c.rjust(w)  # noqa: E731
-                                  for i, (c, w) in enumerate(zip(cells, widths)))
-    lines.append(fmt(header))
-    lines.append("  ".join("-" * w for w in widths))
-    lines += [fmt(r) for r in rows]
+    lines.append(render(header, rows, left={2}))  # names are left-aligned
     if len(stats) > top:
         lines.append(f"... {len(stats) - top} more frames (--top {len(stats)} shows all)")
     blocks = snap.blocks()
