@@ -1,8 +1,12 @@
 """shmem-perf --dist --quick: the torch.distributed backend "shmem" against gloo (a smoke
 run: tiny sizes, one small model; nothing here is timed)."""
 
+import re
+import subprocess
+import sys
+
 import pytest
-from toolrun import run_tool
+from toolrun import clean_env, run_tool
 
 
 def _torch_backend_ready():
@@ -25,3 +29,9 @@ def test_dist_quick_run_prints_both_tables():
     rows = [line for line in out.splitlines() if line.strip().startswith("2 ") and "x" in line]
     assert len(rows) >= 3, out  # two all_reduce sizes and one model
     assert " NO" not in out  # DDP on "shmem" reached gloo's parameters
+    # The ranks ran with torch's own thread count, what a fresh process gets here.
+    fresh = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+                           env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert fresh.returncode == 0, fresh.stderr
+    note = re.search(r"default torch settings \((\d+) torch thread\(s\) per rank\)", out)
+    assert note and note.group(1) == fresh.stdout.strip(), out

@@ -1,11 +1,14 @@
 """``shmem-perf --dist``: the torch.distributed backend "shmem" against gloo, same processes.
 
-    python -m shmem_tools._dist_bench [--ranks 2,4] [--max-size 64M] [--quick]
+    python -m shmem_tools._dist_bench [--ranks 2,4] [--max-size 64M] [--quick] [--threads N]
 
 For each rank count, that many processes start (torch.multiprocessing, spawn) with the
 default process group on ``"shmem"`` and a second group of all ranks on gloo
-(``dist.new_group(backend="gloo")``), with torch's default settings otherwise (one
-intra-op thread per process, as torchrun sets).  Every process times:
+(``dist.new_group(backend="gloo")``), in the configuration a user gets without tuning
+anything: torch's default intra-op thread count, and neither ``OMP_NUM_THREADS`` nor
+``torch.set_num_threads`` set by the benchmark (``--threads N`` calls
+``torch.set_num_threads(N)`` in every rank, to compare).  The tables say how many
+threads the ranks ran with.  Every process times:
 
 * ``dist.all_reduce`` of a float32 tensor (an ordinary CPU tensor: the backend stages it
   through its symmetric pool), 4 KiB .. 64 MiB, on each group in turn;
@@ -57,18 +60,19 @@ def _time(fn, iters, barrier):
     return (time.perf_counter() - t0) / iters
 
 
-def _worker(rank, n, port, sizes, models, quick, outdir):
+def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     import torch
     import torch.distributed as dist
 
     import shmem_torch  # noqa: F401  (registers "shmem")
 
-    torch.set_num_threads(1)
+    if threads:
+        torch.set_num_threads(threads)
     dist.init_process_group("shmem", rank=rank, world_size=n)
     gloo = dist.new_group(backend="gloo")
     groups = {"shmem": None, "gloo": gloo}
-    out = {"all_reduce": {}, "ddp": {}}
+    out = {"all_reduce": {}, "ddp": {}, "threads": torch.get_num_threads()}
     for nbytes in sizes:
         numel = nbytes // 4
         iters, rounds = _iters(nbytes, quick)
@@ -125,13 +129,14 @@ def _worker(rank, n, port, sizes, models, quick, outdir):
     dist.destroy_process_group()
 
 
-def run(n, sizes, models, quick=False):
-    """Runs the benchmark on n ranks; returns {"all_reduce": [...rows], "ddp": [...rows]}."""
+def run(n, sizes, models, quick=False, threads=None):
+    """Runs the benchmark on n ranks; returns {"all_reduce": [...rows], "ddp": [...rows],
+    "threads": torch threads of rank 0}.  ``threads``: torch.set_num_threads in every rank
+    (None: torch's default)."""
     import torch.multiprocessing as mp
 
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory(prefix="shmem-dist-bench-") as outdir:
-        mp.start_processes(_worker, args=(n, _free_port(), sizes, models, quick, outdir), nprocs=n,
+        mp.start_processes(_worker, args=(n, _free_port(), sizes, models, quick, outdir, threads), nprocs=n,
                            start_method="spawn")
         per_rank = []
         for r in range(n):
@@ -156,12 +161,12 @@ def run(n, sizes, models, quick=False):
         row["ratio"] = row["gloo"] / row["shmem"]
         row["same_params"] = all(pr["ddp"][mname]["same_params"] for pr in per_rank)
         ddp.append(row)
-    return {"all_reduce": rows, "ddp": ddp}
+    return {"all_reduce": rows, "ddp": ddp, "threads": per_rank[0]["threads"]}
 
 
 def format_tables(results):
     lines = ["# torch.distributed backend: dist.all_reduce (float32 sum, ordinary CPU tensors), \"shmem\" vs gloo,",
-             "# same processes, default torch settings; time = slowest rank's mean, best of alternating rounds"]
+             f"# same processes, {_threads_note(results)}; time = slowest rank's mean, best of alternating rounds"]
     header = ["ranks", "size", "shmem us", "gloo us", "vs gloo", "goal"]
     rows = []
     for r in results["all_reduce"]:
@@ -179,21 +184,35 @@ def format_tables(results):
     return "\n".join(lines)
 
 
+def _threads_note(results):
+    threads = results.get("threads")
+    if threads is None:
+        return "default torch settings"
+    if results.get("threads_set"):
+        return f"{threads} torch thread(s) per rank (--threads)"
+    return f"default torch settings ({threads} torch thread(s) per rank)"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m shmem_tools._dist_bench", description=__doc__.splitlines()[0])
     p.add_argument("--ranks", default="2,4", help="rank counts, comma-separated (default 2,4)")
     p.add_argument("--max-size", type=parse_size, default=64 << 20)
     p.add_argument("--min-size", type=parse_size, default=4 << 10)
     p.add_argument("--quick", action="store_true", help="two sizes, one small model, few iterations")
+    p.add_argument("--threads", type=int, default=None,
+                   help="call torch.set_num_threads(N) in every rank (default: leave torch's default)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     ns = p.parse_args(argv)
+    if ns.threads is not None and ns.threads < 1:
+        p.error("--threads must be at least 1")
     sizes = QUICK_SIZES if ns.quick else [s for s in SIZES if ns.min_size <= s <= ns.max_size]
     models = QUICK_MODELS if ns.quick else MODELS
-    results = {"all_reduce": [], "ddp": []}
+    results = {"all_reduce": [], "ddp": [], "threads_set": ns.threads is not None}
     for n in (int(x) for x in ns.ranks.split(",") if x.strip()):
-        r = run(n, sizes, models, quick=ns.quick)
+        r = run(n, sizes, models, quick=ns.quick, threads=ns.threads)
         results["all_reduce"] += r["all_reduce"]
         results["ddp"] += r["ddp"]
+        results["threads"] = r["threads"]
     print(format_tables(results))
     if ns.json:
         with open(ns.json, "w") as f:
