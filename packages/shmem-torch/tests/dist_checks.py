@@ -130,6 +130,33 @@ def _all_reduce(c, rank, n):
     c.expect(z.item() == n - 1, "0-d all_reduce")
     e = torch.empty(0)
     dist.all_reduce(e)
+    _small_in_turn(c, rank, n)
+
+
+def _small_in_turn(c, rank, n):
+    """Small all_reduces (one barrier each, two areas used in turn) back to back with
+    new data every time, ranks drifting apart, other collectives in between: a rank that
+    wrote an area while another still read it would show here as a wrong sum."""
+    import time
+
+    first_wrong = None  # every rank goes on to the end, so that the others do not hang
+    for i in range(300):
+        numel = 1 + (i * 997) % 16384  # up to 64 KiB of float32
+        if (i + rank) % 5 == 0:
+            time.sleep(0.0002 * (rank + 1))
+        t = torch.full((numel,), float(i * 10 + rank))
+        dist.all_reduce(t)
+        want = float(i * 10 * n + n * (n - 1) / 2)
+        if first_wrong is None and not bool((t == want).all()):
+            first_wrong = f"small all_reduce round {i}: got {t[:3].tolist()}..., want {want}"
+        if i % 7 == 3:
+            b = torch.full((5,), float(rank))
+            dist.broadcast(b, src=i % n)
+            c.expect(torch.equal(b, torch.full((5,), float(i % n))), f"broadcast between small all_reduces {i}")
+    c.expect(first_wrong is None, first_wrong)
+    h = torch.full((300,), 0.5 + rank, dtype=torch.float16)
+    dist.all_reduce(h, op=dist.ReduceOp.AVG)
+    c.expect(torch.equal(h.float(), torch.full((300,), 0.5 + (n - 1) / 2)), "float16 AVG of a small tensor")
 
 
 def _others(c, rank, n):

@@ -40,11 +40,17 @@ How it works
   whenever the process waits on (or asks about) any point-to-point Work.  A message larger
   than the slot moves chunk by chunk, so its sender must keep waiting on it while the
   receiver receives.
+* **Small all_reduce.**  An all_reduce of the world group of at most 64 KiB goes through
+  two small areas of the pool used in turn: copy in, one barrier (which also carries the
+  check), then every rank folds the copies straight into its tensor.  Three barriers
+  (check, collective, reuse) became one, which is what a small all_reduce costs when the
+  ranks share cores.
 * **Work.**  Collectives complete before they return (their Work is completed);
   ``async_op=True`` returns the same completed Work.
 """
 
 import collections
+import ctypes
 import os
 import sys
 import threading
@@ -87,6 +93,9 @@ _ALIGN = 64
 _FP_WORDS = 8  # int64 words of one fingerprint slot
 _FP_BYTES = _FP_WORDS * 8
 _HDR_BYTES = 64  # header of a mailbox chunk
+# all_reduce of the world group up to this many bytes takes one barrier instead of three:
+# it goes through two areas of this size used in turn (see _ProcessGroup._small_all_reduce).
+_SMALL_BYTES = 64 << 10
 
 _lock = threading.RLock()
 _runtime = None  # the _Runtime serving the "shmem" groups of this process
@@ -187,6 +196,10 @@ def _same_dtype(a, b, call):
     if a.dtype != b.dtype:
         raise AclshmemInvalid(f"shmem backend: {call}: output and input must have the same dtype, not "
                               f"{a.dtype} and {b.dtype}")
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
 
 
 def _bytes(t):
@@ -317,7 +330,8 @@ class _Runtime:
             slot = min(4 << 20, max(64 << 10, pool_size // (4 * max(n, 1))))
         self.slot = _round_up(max(slot, _HDR_BYTES + _ALIGN), 4096)
         self.mbox_off = _round_up(ctrl, 4096)
-        self.stage_off = _round_up(self.mbox_off + n * self.slot, 4096)
+        self.small_off = _round_up(self.mbox_off + n * self.slot, 4096)
+        self.stage_off = self.small_off + 2 * _SMALL_BYTES
         total = max(pool_size, self.stage_off + (1 << 20))
         if total != pool_size and os.environ.get(POOL_SIZE_ENV):
             warnings.warn(f"{POOL_SIZE_ENV}={pool_size} leaves no room for staging next to the control area "
@@ -402,6 +416,15 @@ class _Runtime:
                 finalize()
 
     # -- pool access --------------------------------------------------------
+
+    def small(self, pe, parity, nbytes):
+        """A 1-D uint8 view of the first nbytes of PE pe's small area ``parity``, or None
+        when that PE's pool is not mapped here (another node)."""
+        pool = self.peer_pools.get(pe)
+        if pool is None:
+            return None
+        start = self.small_off + parity * _SMALL_BYTES
+        return pool[start:start + nbytes]
 
     def stage(self, nbytes, offset=0):
         """A 1-D uint8 view of this PE's staging area."""
@@ -900,6 +923,9 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def _all_reduce(self, rt, team, t, op, call):
         if team.n == 1:
             return
+        if team is rt.world_team and op not in _BITWISE and 0 < _nbytes(t) <= _SMALL_BYTES:
+            self._small_all_reduce(rt, team, t, op, call)  # symmetric or not: a copy is cheaper than 2 barriers
+            return
         zc = rt.sym_offset(t) if op not in _BITWISE else -1
         if rt.check:
             zc_ok = rt.agree(team, call, [_KIND["all_reduce"], _DTYPE_CODE[t.dtype], t.numel(), _OP_CODE[op], -1], zc)
@@ -924,6 +950,37 @@ class ShmemProcessGroup(dist.ProcessGroup):
                 buf.copy_(flat[s:e])
                 _coll.all_reduce(buf, op, team.id)
                 flat[s:e].copy_(buf)
+        c.close()
+
+    def _small_all_reduce(self, rt, team, t, op, call):
+        """all_reduce of a small ordinary tensor over the world with one barrier.
+
+        Each PE copies its tensor into its small area ``team.seq & 1`` (the parity of this
+        call's sequence number) and writes its fingerprint, then one barrier; after it every
+        PE checks the fingerprints and folds the team's copies, in team order, straight into
+        its own tensor.  No barrier is needed after the reads: an area is written again two
+        collectives later at the earliest, and the barrier of the collective in between
+        cannot be passed before every PE has finished reading this one."""
+        parity = (team.seq + 1) & 1
+        c = _Contig(t, write=True)
+        flat = c.c.view(-1)
+        nbytes = _nbytes(t)
+        mine = rt.small(rt.my_pe, parity, nbytes)
+        ctypes.memmove(mine.data_ptr(), flat.data_ptr(), nbytes)
+        if rt.check:
+            rt.agree(team, call, [_KIND["all_reduce"], _DTYPE_CODE[t.dtype], t.numel(), _OP_CODE[op], -1])
+        else:
+            team.seq += 1
+            _coll.barrier(team.id)
+        parts = []
+        for pe in team.pes:
+            view = rt.small(pe, parity, nbytes)
+            if view is None:
+                view = torch.empty(nbytes, dtype=torch.uint8)
+                start = rt.small_off + parity * _SMALL_BYTES
+                get(view, rt.pool[start:start + nbytes], pe)
+            parts.append(view.view(t.dtype))
+        _coll.fold(parts, flat, op, team.n, rt.heap_base)
         c.close()
 
     def _pull_reduce(self, rt, team, t, op, root, call, checked):

@@ -283,12 +283,31 @@ def _all_mapped(peers):
 def _fold_views(peers, out, red, n_avg):
     """out[:] = reduce(p.view for p in peers) in peer order, for peers that are all mapped
     and an ``out`` of their dtype that overlaps none of them (one-shot's scratch)."""
+    _fold([p.view for p in peers], out, red, n_avg)
+
+
+def _fold(parts, out, red, n_avg):
+    """out[:] = reduce(parts) in order (at least two 1-D tensors of out's length and
+    dtype, none overlapping out), accumulated in red.acc_dtype."""
     fn = red.fn
-    fn(peers[0].view, peers[1].view, out=out)
-    for p in peers[2:]:
-        fn(out, p.view, out=out)
+    acc = out if red.acc_dtype == red.dtype else _scratch("acc", red.acc_dtype, out.numel())
+    fn(parts[0], parts[1], out=acc)
+    for q in parts[2:]:
+        fn(acc, q, out=acc)
     if red.op == "avg" and n_avg > 1:
-        out.div_(n_avg)
+        acc.div_(n_avg)
+    if acc is not out:
+        out.copy_(acc)
+
+
+def fold(parts, out, op, n_avg, addr):
+    """For the torch.distributed backend: ``out`` (a local contiguous 1-D tensor) becomes
+    the reduction ``op`` of ``parts`` (one flat tensor per team member, in team order),
+    computed like all_reduce computes it, under the collectives' thread policy for the
+    heap at ``addr``."""
+    red = _reduction(_op_name(op), out.dtype)
+    with _Scope(addr):
+        _fold(parts, out, red, n_avg)
 
 
 def _overlap(a_addr, a_len, b_addr, b_len):
