@@ -94,7 +94,7 @@ _FP_WORDS = 8  # int64 words of one fingerprint slot
 _FP_BYTES = _FP_WORDS * 8
 _HDR_BYTES = 64  # header of a mailbox chunk
 # all_reduce of the world group up to this many bytes takes one barrier instead of three:
-# it goes through two areas of this size used in turn (see _ProcessGroup._small_all_reduce).
+# it goes through two areas of this size used in turn (see ShmemProcessGroup._small_all_reduce).
 _SMALL_BYTES = 64 << 10
 
 _lock = threading.RLock()
