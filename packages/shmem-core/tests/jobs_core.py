@@ -1,6 +1,7 @@
 """Checks of shmem.core run as one 4-PE job (see test_core.py)."""
 
 import re
+import threading
 
 import numpy as np
 
@@ -266,6 +267,40 @@ def rma_bad_inputs():
     raises(AclshmemInvalid, core.synchronize, -5)
     core.free(small)
     core.free(big)
+
+
+@checks
+def rma_failures_of_the_library_raise():
+    """What only the library can refuse (here: a symmetric side that is not in the heap)
+    raises AclshmemError with its message, on the checked fast path too, and leaves
+    nothing behind for the next call."""
+    me, n = me_n()
+    right = (me + 1) % n
+    src = core.buffer(16)
+    private = np.zeros(16, dtype=np.uint8)
+    outside = core.Buffer(private.ctypes.data, private.nbytes)  # external: the library checks it
+    for _ in range(2):
+        err = raises(AclshmemError, core.put, outside, src, right, 0, match="symmetric heap")
+        assert err.msg.startswith("put failed: "), err.msg
+        raises(AclshmemError, core.get, src, outside, right, match="symmetric heap")
+    core.put(src, src, right)  # a good call right after: no stale error
+    core.synchronize()
+    errors = []
+
+    def failing_in_a_thread():
+        try:
+            core.put(outside, src, right, 0)
+        except AclshmemError as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=failing_in_a_thread)
+    t.start()
+    t.join()
+    assert len(errors) == 1, errors
+    core.put(src, src, right, 0)  # this thread's error buffer is its own
+    core.synchronize()
+    core.barrier_all()
+    core.free(src)
 
 
 @checks

@@ -234,6 +234,32 @@ def templated_calls_check_what_their_fast_path_does_not_take():
 
 
 @checks
+def last_error_flag_is_the_threads_own_buffer():
+    """shmem.core tells a failed void call from the first byte of the thread's error
+    buffer: aclshmemx_get_last_error must return that buffer, the same every time, one
+    per thread."""
+    import threading
+
+    ffi, lib = _native.load()
+    flag = P.last_error_flag()
+    address = int(ffi.cast("uintptr_t", flag))
+    assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
+    assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
+    flag[0] = 0
+    assert P.aclshmemx_get_last_error() == ""
+    P.aclshmem_putmem(P.aclshmemx_get_heap_base(), P.aclshmemx_get_heap_base(), 8, P.pe_count())  # bad PE
+    assert flag[0] != 0 and P.aclshmemx_get_last_error()
+    seen = []
+    t = threading.Thread(target=lambda: seen.append((int(ffi.cast("uintptr_t", P.last_error_flag())),
+                                                     P.last_error_flag()[0])))
+    t.start()
+    t.join()
+    assert seen[0][0] != address and seen[0][1] == 0, seen
+    flag[0] = 0
+    assert P.aclshmemx_get_last_error() == ""
+
+
+@checks
 def typed_rma_every_type():
     me, n, right, left = ring()
     for name, dt in DTYPES.items():

@@ -27,6 +27,7 @@ the other AMO calls of ``shmem.core`` take and return numbers instead.
 
 import atexit
 import enum
+import itertools
 import operator
 import struct
 import threading
@@ -275,6 +276,24 @@ def aclshmemx_get_last_error():
 def aclshmemx_clear_last_error():
     """Forgets this thread's last error, so a later message belongs to a later call."""
     _native.load()[1].aclshmemx_clear_last_error()
+
+
+_thread_state = threading.local()
+
+
+def last_error_flag():
+    """This thread's last-error buffer of libaclshmem as a ``uint8_t *``: its first byte is 0
+    while there is no message.  Writing 0 there is what ``aclshmemx_clear_last_error`` does,
+    and reading it tells whether a void call failed, without a call into the library: the
+    success path of a checked call then costs one foreign call, not three (clear, call, get).
+    (``aclshmemx_get_last_error`` returns the calling thread's own buffer, the same one for
+    the thread's whole life: aclshmem/init.h.)"""
+    try:
+        return _thread_state.error_flag
+    except AttributeError:
+        ffi, lib = _native.load()
+        flag = _thread_state.error_flag = ffi.cast("uint8_t *", lib.aclshmemx_get_last_error())
+        return flag
 
 
 def _error_text(rc=None):
@@ -661,13 +680,59 @@ def aclshmemx_set_attr_uniqueid_args(my_pe, n_pes, local_mem_size, uid, attr):
     return rc
 
 
+# The active instance as (id, number of PEs), for the checks of shmem.core's hot paths:
+# asked of the library once, then kept until a call of this module that can change the
+# active instance (init, finalize, switching) drops it.  The generation keeps a thread that
+# asked the library before such a change from storing its outdated answer after it.
+_generations = itertools.count()
+_active_generation = next(_generations)
+_active_state = None
+
+
+def _instance_changed():
+    global _active_state, _active_generation
+    _active_generation = next(_generations)
+    _active_state = None
+
+
+def active_instance_state():
+    """``(instance id, number of PEs)`` of the active, initialised instance, or None.
+
+    Cached: only the calls of this module that change the active instance refresh it (a
+    program that switches instances through its own cffi binding must not rely on it).
+    In a kernel or stream-worker thread the library acts on that stream's instance, which
+    may differ; the library's own checks still apply there."""
+    state = _active_state
+    if state is not None:
+        return state
+    return _refresh_active_state()
+
+
+def _refresh_active_state():
+    global _active_state
+    generation = _active_generation
+    ffi, lib = _native.load()
+    p = lib.aclshmemx_instance_ctx_get()
+    if p == ffi.NULL or lib.aclshmemx_init_status() != InitStatus.INITIALIZED:
+        return None
+    state = (int(p.id), int(lib.aclshmem_n_pes()))
+    if state[1] <= 0:
+        return None
+    if generation == _active_generation:
+        _active_state = state
+    return state
+
+
 def aclshmemx_init_attr(bootstrap_flags, attributes):
     """Collective: initialises an instance from ``attributes``; returns the result code."""
     flags = _enum(bootstrap_flags, InitMode, "bootstrap_flags")
     if not isinstance(attributes, InitAttr):
         raise TypeError("attributes must be an InitAttr")
     c = attributes._to_c()
-    return _native.lib.aclshmemx_init_attr(flags, c)
+    try:
+        return _native.lib.aclshmemx_init_attr(flags, c)
+    finally:
+        _instance_changed()
 
 
 def aclshmem_init(attributes):
@@ -686,7 +751,10 @@ def aclshmem_init_using_unique_id(rank, world, mem_size, uid):
 
 def aclshmem_finalize():
     """Collective: finalises the active instance; returns the result code."""
-    return _native.lib.aclshmem_finalize()
+    try:
+        return _native.lib.aclshmem_finalize()
+    finally:
+        _instance_changed()
 
 
 aclshmem_finialize = aclshmem_finalize  # the original's misspelt, deprecated alias
@@ -694,7 +762,10 @@ aclshmem_finialize = aclshmem_finalize  # the original's misspelt, deprecated al
 
 def aclshmemx_finalize(instance_id):
     """Collective: finalises instance ``instance_id`` (0..254); returns the result code."""
-    return _native.lib.aclshmemx_finalize(_instance_id(instance_id))
+    try:
+        return _native.lib.aclshmemx_finalize(_instance_id(instance_id))
+    finally:
+        _instance_changed()
 
 
 def aclshmemx_set_qp_num(engine, qp_num):
@@ -715,7 +786,10 @@ def aclshmemx_instance_ctx_get():
 
 def aclshmemx_instance_ctx_set(instance_id):
     """Makes ``instance_id`` the active instance; returns the result code."""
-    return _native.lib.aclshmemx_instance_ctx_set(_instance_id(instance_id))
+    try:
+        return _native.lib.aclshmemx_instance_ctx_set(_instance_id(instance_id))
+    finally:
+        _instance_changed()
 
 
 def aclshmem_info_get_version():

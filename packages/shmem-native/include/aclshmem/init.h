@@ -62,7 +62,10 @@ ACLSHMEM_HOST_API aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void);
 ACLSHMEM_HOST_API int aclshmemx_instance_ctx_set(uint64_t instance_id);
 
 /** The message of the last failing call in this thread ("" if none).  A successful call
- *  leaves it alone, so clear it first to learn whether one void call failed. */
+ *  leaves it alone, so clear it first to learn whether one void call failed.  The pointer
+ *  is the calling thread's own buffer, the same for the thread's whole life: a binding may
+ *  keep it, read its first byte (0: no message) instead of calling again, and store 0
+ *  there to clear it, as aclshmemx_clear_last_error does. */
 ACLSHMEM_HOST_API const char *aclshmemx_get_last_error(void);
 /** Forgets this thread's last error. */
 ACLSHMEM_HOST_API void aclshmemx_clear_last_error(void);

@@ -7,6 +7,8 @@ from .._pyshmem import CmpOp, SignalOp
 from .utils import (
     INT32_MAX,
     INT32_MIN,
+    SIZE_T_MAX,
+    AclshmemError,
     AclshmemInvalid,
     call_void,
     check_buffer,
@@ -16,7 +18,7 @@ from .utils import (
     check_stream,
 )
 from .buffer import Buffer
-from .stream import Stream, StreamLike, keep_alive
+from .stream import Stream, StreamLike, hold, keep_alive
 
 ComparisonType = CmpOp
 
@@ -45,24 +47,52 @@ def put(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> 
     """Enqueues a copy of ``src`` (local) to symmetric ``dst`` on ``remote_pe``, ordered on
     ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done.
     ``dst`` and ``src`` are kept alive until the stream has run the copy."""
-    check_buffer(dst, "dst")
-    check_buffer(src, "src")
-    _check_lengths(dst, src)
-    pe = check_pe(remote_pe)
-    s = check_stream(stream, allow_none=True)
-    call_void("put", _pyshmem.aclshmemx_putmem_on_stream, dst.addr, src.addr, src.length, pe, s)
-    keep_alive(s, dst, src)
+    _transfer("put", "aclshmemx_putmem_on_stream", dst, src, remote_pe, stream)
 
 
 def get(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> None:
     """Enqueues a copy of symmetric ``src`` on ``remote_pe`` to local ``dst``, ordered on
     ``stream`` (0 or None: the default stream)."""
+    _transfer("get", "aclshmemx_getmem_on_stream", dst, src, remote_pe, stream)
+
+
+def _ready(buf: object, instance_id: int) -> bool:
+    """check_buffer's conditions, without its messages: a Buffer not freed, of the
+    instance ``instance_id`` unless it describes external memory."""
+    if not isinstance(buf, Buffer):
+        return False
+    block = buf._block
+    return block is None or (not block.released and block.instance_id == instance_id)
+
+
+def _transfer(api: str, c_name: str, dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike) -> None:
+    """put and get.  The fast path checks what the API requires with tests that cost no
+    call into the library (the active instance and its PE count are cached by _pyshmem),
+    makes the one foreign call, and tells a failure from the thread's error buffer.  Any
+    argument it does not take as it is goes through the full checks, in their documented
+    order, with their messages."""
+    state = _pyshmem.active_instance_state()
+    if stream is None:
+        handle = 0
+    elif type(stream) is int and 0 <= stream <= SIZE_T_MAX:
+        handle = stream
+    else:
+        handle = -1  # a Stream object, or something the checks below reject
+    if (state is not None and handle >= 0 and type(remote_pe) is int and 0 <= remote_pe < state[1]
+            and _ready(dst, state[0]) and _ready(src, state[0]) and dst._length >= src._length):
+        flag = _pyshmem.last_error_flag()
+        flag[0] = 0
+        getattr(_pyshmem._A, c_name)(dst._start, src._start, src._length, remote_pe, handle)
+        if flag[0]:
+            raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error()}")
+        hold(handle, state[0], dst, src)
+        return
     check_buffer(dst, "dst")
     check_buffer(src, "src")
     _check_lengths(dst, src)
     pe = check_pe(remote_pe)
     s = check_stream(stream, allow_none=True)
-    call_void("get", _pyshmem.aclshmemx_getmem_on_stream, dst.addr, src.addr, src.length, pe, s)
+    call_void(api, getattr(_pyshmem, c_name), dst.addr, src.addr, src.length, pe, s)
     keep_alive(s, dst, src)
 
 

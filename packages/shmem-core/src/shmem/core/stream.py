@@ -55,16 +55,28 @@ _T = TypeVar("_T")
 class _Holdings:
     """What one stream holds for operations no marker covers yet."""
 
-    __slots__ = ("handle", "ticket", "unmarked", "markers_queued")
+    __slots__ = ("handle", "ticket", "unmarked", "markers_queued", "last_marker")
 
     def __init__(self, handle: int) -> None:
         self.handle = handle          # 0: the default stream of the instance in the key
         self.ticket = 0               # numbers the operations, in enqueue order
         self.unmarked: _Batch = []    # (ticket, objects)
         self.markers_queued = 0
+        self.last_marker = -1.0       # time.monotonic() of the last marker launched
+
+
+# A new marker waits this long after the previous one of its stream.  A marker costs a
+# kernel launch here and, when the stream runs it, a call back into Python, which has to
+# take the GIL from the thread that enqueues: with a marker behind nearly every operation
+# (the stream runs the last one at once), a loop of 8-byte puts spent ~30 us per put
+# handing the GIL back and forth.  At most one marker a millisecond, the objects of an
+# operation are held that much longer at most (or until the next call on the stream, or
+# its synchronize, when the loop stops).
+_MARKER_SPACING = 0.001
 
 
 _lock = threading.Lock()
+_monotonic = time.monotonic
 _holdings: Dict[_Key, _Holdings] = {}
 _marker_batches: Dict[int, Tuple[_Key, _Batch]] = {}  # marker token -> (stream key, batch)
 _ran: List[_Batch] = []  # batches whose marker ran: dropped by the next stream call
@@ -106,9 +118,10 @@ def _drop_ran() -> None:
     """Drops (in the calling thread, outside the lock) what markers have set free, and
     closes the streams the collector left to a Python thread."""
     global _ran
-    with _lock:
-        done, _ran = _ran, []
-    del done
+    if _ran:  # (read without the lock: what a marker adds meanwhile is dropped next time)
+        with _lock:
+            done, _ran = _ran, []
+        del done
     if _collected and _may_wait_for_streams():
         _close_collected()
 
@@ -151,16 +164,29 @@ def keep_alive(stream: StreamLike, *objects: object) -> None:
     on-stream calls of ``shmem.core`` and ``shmem_torch`` do)."""
     handle = check_stream(stream, allow_none=True)
     _drop_ran()
-    if not objects:
-        return
-    key = _stream_key(handle)
+    if objects:
+        _hold(_stream_key(handle), handle, objects)
+
+
+def hold(handle: int, instance_id: int, *objects: object) -> None:
+    """keep_alive for callers that checked the stream handle (an int) and know the active
+    instance (``_pyshmem.active_instance_state()``): the hot path of put and get."""
+    _drop_ran()
+    _hold(("default", instance_id) if handle == 0 else handle, handle, objects)
+
+
+def _hold(key: _Key, handle: int, objects: Tuple[object, ...]) -> None:
+    now = _monotonic()
     with _lock:
         held = _holdings.get(key)
         if held is None:
             held = _holdings[key] = _Holdings(handle)
         held.ticket += 1
         held.unmarked.append((held.ticket, objects))
-        token = None if held.markers_queued else _enqueue_marker_locked(key, held)
+        token = None
+        if not held.markers_queued and now - held.last_marker >= _MARKER_SPACING:
+            held.last_marker = now
+            token = _enqueue_marker_locked(key, held)
     if token is not None:
         _launch_marker(key, held, token)
 

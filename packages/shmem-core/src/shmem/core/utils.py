@@ -137,12 +137,14 @@ def call_void(api: str, func: Callable[..., Any], *args: Any) -> None:
     """Calls a void binding and raises AclshmemError when it set a last error.
 
     libaclshmem keeps the message of the last *failing* call (a success leaves it alone),
-    so it is cleared first: any message afterwards is this call's."""
-    _pyshmem.aclshmemx_clear_last_error()
+    so it is cleared first: any message afterwards is this call's.  Clearing and looking
+    are a write and a read of the thread's error buffer (``_pyshmem.last_error_flag``), not
+    calls into the library; only a failure fetches the text."""
+    flag = _pyshmem.last_error_flag()
+    flag[0] = 0
     func(*args)
-    after = _pyshmem.aclshmemx_get_last_error()
-    if after:
-        raise AclshmemError(f"{api} failed: {after}")
+    if flag[0]:
+        raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error()}")
 
 
 def check_rc(api: str, rc: int) -> None:
