@@ -284,8 +284,20 @@ def median_of(rounds, key):
     return statistics.median(vals) if vals else None
 
 
+def best_of(rounds, key):
+    """The best round: the highest bandwidth, the lowest latency.  Interference from other
+    work only ever slows a run down, so on a busy machine the best round tells what the
+    library can do, where the median tells what it did."""
+    vals = [r[key] for r in rounds if key in r]
+    if not vals:
+        return None
+    return max(vals) if key[0] in BANDWIDTHS else min(vals)
+
+
 def comparison_rows(acl_rounds, osh_rounds):
-    """[(label, size_text, acl, osh, unit, ratio, goal_text, met)] for every measure both ran."""
+    """[(label, size_text, acl, osh, unit, ratio, best_ratio, goal_text, met)] for every measure both
+    ran: medians of the rounds, their ratio, the ratio of the best rounds, and the goal on the
+    medians' ratio."""
     rows = []
     keys = sorted({k for r in acl_rounds for k in r} & {k for r in osh_rounds for k in r},
                   key=lambda k: ((LATENCIES + BANDWIDTHS).index(k[0]) if k[0] in LATENCIES + BANDWIDTHS else 99,
@@ -294,11 +306,13 @@ def comparison_rows(acl_rounds, osh_rounds):
         metric, size = key
         acl, osh = median_of(acl_rounds, key), median_of(osh_rounds, key)
         ratio = acl / osh if osh else float("inf")
+        best_osh = best_of(osh_rounds, key)
+        best = best_of(acl_rounds, key) / best_osh if best_osh else float("inf")
         if metric in BANDWIDTHS:
-            rows.append((metric, size_text(size), acl, osh, "GB/s", ratio, f">= {BANDWIDTH_GOAL:.2f}",
+            rows.append((metric, size_text(size), acl, osh, "GB/s", ratio, best, f">= {BANDWIDTH_GOAL:.2f}",
                          ratio >= BANDWIDTH_GOAL))
         else:
-            rows.append((metric, "" if metric == "barrier" else size_text(size), acl, osh, "us", ratio,
+            rows.append((metric, "" if metric == "barrier" else size_text(size), acl, osh, "us", ratio, best,
                          f"<= {LATENCY_GOAL:.2f}", ratio <= LATENCY_GOAL))
     return rows
 
@@ -327,15 +341,15 @@ def number(value):
 
 
 def render(rows, asleep):
-    header = ("measure", "size", "libaclshmem", "OSHMEM", "unit", "ratio", "goal", "met?")
-    body = [(m, s, number(a), number(o), u, f"{r:.2f}", g, "yes" if ok else "NO")
-            for m, s, a, o, u, r, g, ok in rows]
+    header = ("measure", "size", "libaclshmem", "OSHMEM", "unit", "ratio", "best", "goal", "met?")
+    body = [(m, s, number(a), number(o), u, f"{r:.2f}", f"{b:.2f}", g, "yes" if ok else "NO")
+            for m, s, a, o, u, r, b, g, ok in rows]
     if asleep:
         acl_ratio, osh_ratio, ok = asleep
         body.append(("asleep / spin", "8 B", f"{acl_ratio:.2f}", "-" if osh_ratio is None else f"{osh_ratio:.2f}",
-                     "x", f"{acl_ratio:.2f}", f"<= {ASLEEP_GOAL:.2f}", "yes" if ok else "NO"))
+                     "x", f"{acl_ratio:.2f}", "", f"<= {ASLEEP_GOAL:.2f}", "yes" if ok else "NO"))
     widths = [max(len(str(row[i])) for row in [header] + body) for i in range(len(header))]
-    right = {2, 3, 5}
+    right = {2, 3, 5, 6}
     lines = []
     for n, row in enumerate([header] + body):
         cells = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
@@ -414,21 +428,23 @@ def compare(args):
             loads.append(load_text())
     rows = comparison_rows(acl_rounds, osh_rounds)
     asleep = asleep_row(acl_rounds, osh_rounds)
-    print(f"# {args.rounds} alternating rounds, 2 PEs, bind {args.bind}; medians of the rounds' medians "
-          f"({args.reps} x {args.ms:g} ms each)")
+    print(f"# {args.rounds} alternating rounds, 2 PEs, bind {args.bind}; libaclshmem and OSHMEM: medians of the "
+          f"rounds (each round: bench's median of {args.reps} x {args.ms:g} ms); ratio: libaclshmem / OSHMEM of "
+          "those medians, best: of the best rounds; met?: the goal on ratio")
     print(f"# before: {loads[0]}; after: {loads[-1]}")
     if osh_crashed:
         print(f"# OSHMEM crashed after shmem_finalize in {osh_crashed} of {args.rounds} runs, after printing every "
               "number (Open MPI bug open-mpi/ompi#11604, fixed in 4.1.6); the numbers are used")
     print(render(rows, asleep), flush=True)
-    missed = [r for r in rows if not r[7]] + ([] if asleep is None or asleep[2] else [("asleep / spin",)])
+    missed = [r for r in rows if not r[8]] + ([] if asleep is None or asleep[2] else [("asleep / spin",)])
     print(f"# goals met: {len(rows) + (asleep is not None) - len(missed)} of {len(rows) + (asleep is not None)}")
     if args.json:
         record = {
             "bind": args.bind, "rounds": args.rounds, "reps": args.reps, "ms": args.ms, "loads": loads,
             "aclshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in acl_rounds],
             "oshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in osh_rounds],
-            "table": [dict(zip(("measure", "size", "aclshmem", "oshmem", "unit", "ratio", "goal", "met"), row))
+            "table": [dict(zip(("measure", "size", "aclshmem", "oshmem", "unit", "ratio", "best_ratio", "goal",
+                                "met"), row))
                       for row in rows],
             "asleep_over_spin": None if asleep is None else {"aclshmem": asleep[0], "oshmem": asleep[1],
                                                              "met": asleep[2]},
