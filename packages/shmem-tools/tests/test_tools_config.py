@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from toolrun import clean_env, run_tool
+from toolrun import clean_env, copy_library, run_tool
 
 DIAGNOSE_KEYS = {"version", "backend", "native_library", "native_load", "installation", "packages",
                  "compatibility", "multi_so_conflict", "runtime_root", "degraded", "degraded_reason",
@@ -41,7 +41,16 @@ def test_paths_point_at_the_installation():
     assert os.path.isfile(os.path.join(include, "aclshmem.h"))
     assert any(n.startswith("libaclshmem.so") for n in os.listdir(lib))
     assert os.path.isdir(root)
-    assert os.path.commonpath([root, lib]) == root
+    try:
+        import shmem_native
+        wheel_lib = os.path.realpath(shmem_native.library_dir())
+    except ImportError:
+        wheel_lib = None
+    if os.path.realpath(lib) == wheel_lib:
+        # The wheel's library folder lies beside its package (root) in site-packages.
+        assert os.path.dirname(os.path.realpath(lib)) == os.path.dirname(os.path.realpath(root))
+    else:
+        assert os.path.commonpath([root, lib]) == root
     assert query("--rpath") == f"-Wl,-rpath,{lib}"
     flags = query("--ldflags").split()
     assert f"-I{include}" in flags and f"-L{lib}" in flags and "-laclshmem" in flags
@@ -53,7 +62,16 @@ def test_runtime_root_is_where_python_loads_the_library():
     from shmem import _native
 
     _native.load()
-    assert os.path.realpath(_native.library_path()).startswith(os.path.realpath(root) + os.sep)
+    loaded = os.path.realpath(_native.library_path())
+    try:
+        import shmem_native
+    except ImportError:
+        shmem_native = None
+    if shmem_native is not None and os.path.dirname(loaded) == os.path.realpath(shmem_native.library_dir()):
+        # The wheel's library lies beside its package; the package is the root.
+        assert root == os.path.dirname(os.path.realpath(shmem_native.__file__))
+    else:
+        assert loaded.startswith(os.path.realpath(root) + os.sep)
 
 
 def test_first_flag_wins_and_no_flag_prints_help():
@@ -138,8 +156,9 @@ def test_diagnose_sees_two_copies_of_the_library(tmp_path):
 
     _native.load()
     original = os.path.realpath(_native.library_path())
-    copy = tmp_path / "libaclshmem-old.so"
-    shutil.copyfile(original, copy)
+    (tmp_path / "old").mkdir()
+    copy = tmp_path / "old" / "libaclshmem-old.so"
+    copy_library(original, copy)
     code = ("import ctypes, sys; ctypes.CDLL(sys.argv[1]); "
             "from shmem_tools.config import main; sys.exit(main(['--diagnose']))")
     import sys

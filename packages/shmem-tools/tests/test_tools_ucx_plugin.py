@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from toolrun import clean_env, run_tool
+from toolrun import clean_env, copy_library, run_tool
 
 CHECK = "UCX plug-in (multi-node)"
 PLUGIN = "libaclshmem_ucx.so"
@@ -56,7 +56,7 @@ def lone_library(tmp_path):
     folder = tmp_path / "lib"
     folder.mkdir()
     lib = folder / "libaclshmem.so.1"
-    shutil.copy(library_in_use(), lib)
+    copy_library(library_in_use(), lib)
     return folder, str(lib)
 
 

@@ -6,6 +6,7 @@ installed next to this interpreter (pip install), else ``python -m shmem_tools.<
 (a source tree on PYTHONPATH)."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -20,6 +21,17 @@ def command(name):
     if os.path.isfile(script) and os.access(script, os.X_OK):
         return [script]
     return [sys.executable, "-m", MODULES[name]]
+
+
+def copy_library(src, dest):
+    """Copies libaclshmem to ``dest`` so that the copy loads too: a released shmem-native
+    wheel's library finds its OpenSSL, which auditwheel put in shmem_native.libs/, through
+    the RPATH $ORIGIN/../shmem_native.libs, so that folder goes beside dest's folder."""
+    shutil.copy(src, dest)
+    grafted = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(src))), "shmem_native.libs")
+    target = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(dest))), "shmem_native.libs")
+    if os.path.isdir(grafted) and not os.path.isdir(target):
+        shutil.copytree(grafted, target)
 
 
 def clean_env(**extra):

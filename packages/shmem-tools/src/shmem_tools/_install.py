@@ -163,10 +163,27 @@ def from_pkg_config():
                         library, version, pc_dir), None
 
 
+def _wheel_package_of(lib_dir):
+    """The shmem_native package folder when lib_dir is the library folder of its wheel,
+    which lies beside the package in site-packages rather than inside it; else None."""
+    try:
+        native = importlib.import_module("shmem_native")
+        folder = native.library_dir()
+    except Exception:  # not installed, or an older shmem_native
+        return None
+    if os.path.realpath(folder) != os.path.realpath(lib_dir):
+        return None
+    return os.path.dirname(os.path.realpath(native.__file__))
+
+
 def root_of_library(path):
     """The installation root of a library file: the parent of its folder (skipping a
-    multiarch folder such as lib/x86_64-linux-gnu)."""
+    multiarch folder such as lib/x86_64-linux-gnu); for the shmem-native wheel's library,
+    the package shmem_native."""
     d = os.path.dirname(os.path.realpath(path)) if os.path.isfile(path) else os.path.dirname(path)
+    wheel_package = _wheel_package_of(d)
+    if wheel_package is not None:
+        return wheel_package
     if "-linux-" in os.path.basename(d):
         d = os.path.dirname(d)
     return os.path.dirname(d)
