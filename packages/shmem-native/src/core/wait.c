@@ -22,6 +22,10 @@
  * waiter sleeps, a write costs the fence and a load of a line that stays shared. */
 #define SPIN_NS 5000L      /* busy-poll for 5 us */
 #define YIELD_NS 20000L   /* then yield until 20 us */
+/* With PEs on other nodes, a write arrives a network round trip after it was made (tens of
+ * microseconds over TCP), and falling asleep then costs two more thread wake-ups (the
+ * transport's thread, then this one): such waits keep yielding for longer. */
+#define REMOTE_YIELD_NS 200000L
 #define SLEEP_MS 1         /* then sleep; a wake-up missed by a plain store costs at most this */
 
 /* SHMEM_SLEEP_RECHECK_MS overrides SLEEP_MS; 0 sleeps until a wake-up, with no timeout
@@ -81,16 +85,17 @@ static long elapsed_ns(const struct timespec *since)
     return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
-/* Polls ready for up to YIELD_NS, spinning then yielding; nonzero when it held. */
+/* Polls ready for up to YIELD_NS (REMOTE_YIELD_NS), spinning then yielding; nonzero when it held. */
 static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
 {
     /* With PEs on other nodes, the inter-node transport delivers their writes (and serves
      * their reads of our memory) when it is progressed: the poller does it while it polls;
      * once asleep, the transport's own thread does, and rings the doorbell. */
     void (*progress)(shmemi_instance_t *) = inst->progress;
+    long yield_ns = progress ? REMOTE_YIELD_NS : YIELD_NS;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (long waited = 0; waited < YIELD_NS; waited = elapsed_ns(&start)) {
+    for (long waited = 0; waited < yield_ns; waited = elapsed_ns(&start)) {
         for (int i = 0; i < 16; i++) {
             if (progress)
                 progress(inst);
