@@ -16,9 +16,9 @@
 #    a. `pip install --find-links <wheels> shmem-core`: pip's report must show that
 #       shmem-native and shmem-core came from the wheel files; the job ci/wheel_job.py
 #       runs on 2 PEs with `python -m shmem.run` and the library of the venv.
-#    b. `pip install --find-links <wheels> shmem-torch shmem-tools`: torch comes as a
-#       dependency; `shmem-config --check` (with its 2-PE self-test) and
-#       docs/examples/torch_tensors.py on 2 PEs.
+#    b. `pip install --find-links <wheels> shmem-torch`: torch comes as a dependency;
+#       docs/examples/torch_tensors.py on 2 PEs; then `pip install ... shmem-tools` and
+#       `shmem-config --check` (with its 2-PE self-test).
 #    c. A system that packages libaclshmem itself: the library installed by meson into a
 #       prefix (-Dwheel=false), `pip install --no-deps` of the shmem-core and shmem-tools
 #       wheels (plus their third-party requirements); the job through the system loader
@@ -199,15 +199,12 @@ check_imports "$CORE_VENV" shmem_native shmem shmem.core shmem._pyshmem
 step "venv a: python -m shmem.run -n 2 ci/wheel_job.py"
 wrun "$CORE_VENV" python -m shmem.run -n 2 --timeout 120 "$REPO_ROOT/ci/wheel_job.py"
 
-# --- b. pip install shmem-torch shmem-tools ------------------------------------------
-step "venv b: pip install --find-links <wheels> shmem-torch shmem-tools"
+# --- b. pip install shmem-torch, then shmem-tools -------------------------------------
+step "venv b: pip install --find-links <wheels> shmem-torch"
 new_venv torch
 TORCH_VENV="$VENV_DIR"
-pip_install_from_dist "$TORCH_VENV" shmem-torch shmem-tools
-check_imports "$TORCH_VENV" torch shmem_torch shmem_tools shmem_native shmem shmem.core
-
-step "venv b: shmem-config --check"
-wrun "$TORCH_VENV" shmem-config --check
+pip_install_from_dist "$TORCH_VENV" shmem-torch
+check_imports "$TORCH_VENV" torch shmem_torch shmem_native shmem shmem.core
 
 step "venv b: python -m shmem.run -n 2 docs/examples/torch_tensors.py"
 out="$(wrun "$TORCH_VENV" env OMP_NUM_THREADS=1 python -m shmem.run -n 2 --timeout 180 \
@@ -215,6 +212,11 @@ out="$(wrun "$TORCH_VENV" env OMP_NUM_THREADS=1 python -m shmem.run -n 2 --timeo
 printf '%s\n' "$out"
 [ "$(grep -c 'all_reduce -> \[3.0, 3.0, 3.0, 3.0\]; all_gather -> \[0, 1\]$' <<<"$out")" -eq 2 ] ||
     { echo "torch_tensors.py: the PEs did not print the expected sums" >&2; exit 1; }
+
+step "venv b: pip install --find-links <wheels> shmem-tools; shmem-config --check"
+pip_install_from_dist "$TORCH_VENV" shmem-tools
+check_imports "$TORCH_VENV" shmem_tools
+wrun "$TORCH_VENV" shmem-config --check
 
 # --- c. a system library and pip install --no-deps ------------------------------------
 SYSTEM_PREFIX="$WORK/usr"
