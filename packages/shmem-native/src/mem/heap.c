@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -177,6 +178,7 @@ typedef struct {
     const uint8_t *secret;
     int64_t deadline;
     atomic_int stop;
+    int stop_fd; /* readable once stop is set, so that the server's poll returns at once */
     handoff_client_t client[HANDOFF_MAX_CLIENTS];
 } handoff_server_t;
 
@@ -291,17 +293,18 @@ static void *serve_fds(void *p)
     for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++)
         s->client[i].fd = -1;
     while (!atomic_load(&s->stop) && shmemi_now_ms() < s->deadline && !shmemi_bootstrap_failure(s->boot, NULL, 0)) {
-        struct pollfd pfd[HANDOFF_MAX_CLIENTS + 1] = {{.fd = s->h->listen_fd, .events = POLLIN}};
+        struct pollfd pfd[HANDOFF_MAX_CLIENTS + 2] = {{.fd = s->h->listen_fd, .events = POLLIN},
+                                                      {.fd = s->stop_fd, .events = POLLIN}};
         int slot[HANDOFF_MAX_CLIENTS], n = 0;
         for (int i = 0; i < HANDOFF_MAX_CLIENTS; i++) {
             if (s->client[i].fd < 0)
                 continue;
-            pfd[n + 1] = (struct pollfd){.fd = s->client[i].fd, .events = POLLIN};
+            pfd[n + 2] = (struct pollfd){.fd = s->client[i].fd, .events = POLLIN};
             slot[n++] = i;
         }
-        if (poll(pfd, (nfds_t)n + 1, 50) < 0 && errno != EINTR)
+        if (poll(pfd, (nfds_t)n + 2, 50) < 0 && errno != EINTR)
             break;
-        serve_ready_clients(s, pfd + 1, slot, n);
+        serve_ready_clients(s, pfd + 2, slot, n);
         if (pfd[0].revents)
             accept_clients(s);
     }
@@ -509,8 +512,11 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     server->boot = boot;
     server->secret = secret;
     server->deadline = shmemi_now_ms() + timeout_ms;
+    server->stop_fd = eventfd(0, EFD_CLOEXEC);
     pthread_t thread;
-    if (peers > 0 && pthread_create(&thread, NULL, serve_fds, server) != 0) {
+    if (server->stop_fd < 0 || (peers > 0 && pthread_create(&thread, NULL, serve_fds, server) != 0)) {
+        if (server->stop_fd >= 0)
+            close(server->stop_fd);
         free(server);
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "cannot start the memory-sharing thread");
     }
@@ -525,8 +531,12 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
         rc = shmemi_bootstrap_collective(boot, key + HEAPS_DONE_KEY_OFFSET, h->n_pes, h->my_pe, NULL, 0, NULL,
                                          timeout_ms);
     atomic_store(&server->stop, 1);
+    uint64_t one = 1;
+    if (write(server->stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+        SHMEMI_WARN("cannot wake the memory-sharing thread: %s; it stops within 50 ms", strerror(errno));
     if (peers > 0)
         pthread_join(thread, NULL);
+    close(server->stop_fd);
     free(server);
     /* The name is public and no longer needed: nobody may queue on it for the job's life. */
     close(h->listen_fd);
