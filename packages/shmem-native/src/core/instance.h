@@ -34,6 +34,7 @@ typedef struct shmemi_instance {
     const struct shmemi_plugin *plugin;
     void *remote;
     void (*progress)(struct shmemi_instance *inst);
+    void (*before_sleep)(struct shmemi_instance *inst); /* the plug-in's, NULL without one */
 
     struct shmemi_team_pool *teams;
     struct shmemi_stream *default_stream;

@@ -111,8 +111,10 @@ static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
 }
 
 /* One sleep on the doorbell, unless ready holds once this PE is registered as sleeping. */
-static void sleep_once(shmemi_ctrl_t *ctrl, shmemi_ready_fn ready, void *ctx)
+static void sleep_once(shmemi_instance_t *inst, shmemi_ctrl_t *ctrl, shmemi_ready_fn ready, void *ctx)
 {
+    if (inst->before_sleep)
+        inst->before_sleep(inst); /* nobody polls the inter-node transport from now on */
     atomic_store(&ctrl->sleeping, 1);
     atomic_thread_fence(memory_order_seq_cst);
     uint32_t seen = atomic_load(&ctrl->doorbell);
@@ -131,6 +133,6 @@ int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
         int rc = shmemi_check_alive(inst);
         if (rc != ACLSHMEM_SUCCESS)
             return rc;
-        sleep_once(ctrl, ready, ctx);
+        sleep_once(inst, ctrl, ready, ctx);
     }
 }

@@ -17,7 +17,7 @@
 #include "transport/transport.h"
 
 /* Bump when this header, transport.h or a struct a plug-in reads changes shape. */
-#define SHMEMI_PLUGIN_ABI 1
+#define SHMEMI_PLUGIN_ABI 2
 
 /* The file name of the UCX plug-in, looked for beside libaclshmem unless SHMEM_UCX_PLUGIN
  * names another path. */
@@ -51,6 +51,9 @@ typedef struct shmemi_plugin {
     int (*start)(shmemi_instance_t *inst, const shmemi_plugin_host_t *host);
     /* Moves pending operations on without blocking (waits call it while they poll). */
     void (*progress)(shmemi_instance_t *inst);
+    /* A waiter of this PE stops polling and goes to sleep: from now on the plug-in must
+     * progress by itself (and ring the doorbell) until a thread polls again. */
+    void (*before_sleep)(shmemi_instance_t *inst);
     /* Ends everything start made (no collective: peers may be gone). */
     void (*stop)(shmemi_instance_t *inst);
 } shmemi_plugin_t;

@@ -61,6 +61,7 @@ static int connect_remote(shmemi_instance_t *inst, int remote)
     inst->plugin = plugin; /* from here fini stops it, also after a failed start */
     SHMEMI_TRY(plugin->start(inst, &shmemi_plugin_host));
     inst->progress = plugin->progress;
+    inst->before_sleep = plugin->before_sleep;
     for (int pe = 0; pe < inst->n_pes; pe++)
         if (!inst->heaps.same_node[pe])
             inst->transport[pe] = plugin->ops;
@@ -90,6 +91,7 @@ int shmemi_transport_quiet(shmemi_instance_t *inst)
 void shmemi_transport_fini(shmemi_instance_t *inst)
 {
     inst->progress = NULL;
+    inst->before_sleep = NULL;
     if (inst->plugin)
         inst->plugin->stop(inst);
     inst->plugin = NULL;

@@ -4,7 +4,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -244,6 +247,7 @@ unsigned shmemi_ucx_progress_once(ucx_state_t *st)
 void shmemi_ucx_progress(shmemi_instance_t *inst)
 {
     ucx_state_t *st = ucx_state(inst);
+    atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
     if (shmemi_ucx_progress_once(st))
         st->host->wake_local(inst); /* other threads of this PE may sleep on the doorbell */
 }
@@ -260,10 +264,44 @@ static ucs_status_t progress_and_arm(ucx_state_t *st, unsigned *events)
     return status;
 }
 
+static void wake_thread(ucx_state_t *st)
+{
+    atomic_fetch_add(&st->park, 1);
+    syscall(SYS_futex, &st->park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void shmemi_ucx_before_sleep(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    atomic_store(&st->needed, 1);
+    wake_thread(st);
+}
+
+/* Parks the progress thread for PARK_MS while the PE's own threads poll: 1 when it parked
+ * (polls moved since *seen), 0 when the thread must progress.  A park that outlives the
+ * polling (a waiter went back to user code) ends by its timeout. */
+#define PARK_MS 1
+static int park_while_polled(ucx_state_t *st, unsigned *seen)
+{
+    unsigned polls = atomic_load(&st->polls);
+    if (atomic_exchange(&st->needed, 0) || polls == *seen) {
+        *seen = polls;
+        return 0;
+    }
+    *seen = polls;
+    unsigned word = atomic_load(&st->park);
+    struct timespec timeout = {0, PARK_MS * 1000000L};
+    syscall(SYS_futex, &st->park, FUTEX_WAIT_PRIVATE, word, &timeout, NULL, 0);
+    return 1;
+}
+
 static void *progress_main(void *arg)
 {
     ucx_state_t *st = arg;
+    unsigned seen = atomic_load(&st->polls);
     while (!atomic_load(&st->stopping)) {
+        if (park_while_polled(st, &seen))
+            continue;
         unsigned events = 0;
         ucs_status_t status = progress_and_arm(st, &events);
         if (events)
@@ -334,6 +372,7 @@ void shmemi_ucx_stop(shmemi_instance_t *inst)
         return;
     if (st->thread_started) {
         atomic_store(&st->stopping, 1);
+        wake_thread(st);
         uint64_t one = 1;
         ssize_t wrote = write(st->stop_fd, &one, sizeof(one));
         (void)wrote;
@@ -375,6 +414,7 @@ static const shmemi_plugin_t ucx_plugin = {
     .ops = &shmemi_ucx_ops,
     .start = shmemi_ucx_start,
     .progress = shmemi_ucx_progress,
+    .before_sleep = shmemi_ucx_before_sleep,
     .stop = shmemi_ucx_stop,
 };
 

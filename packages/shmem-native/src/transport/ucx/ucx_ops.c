@@ -30,6 +30,7 @@ int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int
         return op_failed(st, UCS_PTR_STATUS(req), what, pe);
     ucs_status_t status;
     for (unsigned polls = 1;; polls++) {
+        atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
         pthread_mutex_lock(&st->lock);
         ucp_worker_progress(st->worker);
         status = ucp_request_check_status(req);
