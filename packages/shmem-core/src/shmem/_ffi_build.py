@@ -44,7 +44,7 @@ _CONVERTERS = {
     "char": "_char_value({0})",
     "fp16": "_fp16_bits({0}, {0!r})",
 }
-_HELPERS = ("_A", "_addr", "_char_result", "_char_value", "_float_value", "_fp16_bits", "_int",
+_HELPERS = ("_LazyFunction", "_addr", "_char_result", "_char_value", "_float_value", "_fp16_bits", "_int",
             "_opt_enum_int", "_size", "_stream_addr")
 
 # The kinds that go to cffi unconverted only when they are exactly an int: cffi would also
@@ -116,13 +116,14 @@ def _doc(name, c_name, ret, params):
 
 def _function_source(native, name, c_name, ret, params, elem_ctype):
     """One wrapper: when every int-like argument is an int, the arguments go to the C
-    function as they are (one cffi call, no conversion in Python); otherwise, or when cffi
-    refuses one (out of range), the converters check them and raise the error."""
+    function (the module global ``_c_<c_name>``) as they are: one cffi call, no conversion
+    in Python.  Otherwise, or when cffi refuses one (out of range), the converters check
+    them and raise the error."""
     names = [p for _, p in params]
     kinds = [native.param_kind(ctype, p, elem_ctype) for ctype, p in params]
     guards = " and ".join(f"type({p}) is int" for p, k in zip(names, kinds) if k in _EXACT_INT_KINDS)
-    fast = f"_A.{c_name}({', '.join(names)})"
-    slow = f"_A.{c_name}({', '.join(_CONVERTERS[k].format(p) for p, k in zip(names, kinds))})"
+    fast = f"_c_{c_name}({', '.join(names)})"
+    slow = f"_c_{c_name}({', '.join(_CONVERTERS[k].format(p) for p, k in zip(names, kinds))})"
     if ret == "char":  # cffi gives a char as a 1-byte bytes
         fast, slow = f"_char_result({fast})", f"_char_result({slow})"
     signature = ", ".join(f"{p}: {_PARAM_TYPES[k]}" for p, k in zip(names, kinds))
@@ -162,6 +163,10 @@ def families_source(native, fingerprint):
         f"SEED_ALIASES = {seed_aliases(native)!r}",
         "",
     ]
+    parts.append("# The C functions, as _pyshmem.address_function makes them at their first call.")
+    for name, c_name, ret, params, ctype in entries:
+        if name == c_name:
+            parts.append(f"_c_{c_name} = _LazyFunction(globals(), {c_name!r})")
     for name, c_name, ret, params, ctype in entries:
         parts.append("")
         parts.append(_function_source(native, name, c_name, ret, params, ctype))

@@ -1,6 +1,6 @@
 """Stream-ordered RMA and signals: put, get, put_signal, signal_op, signal_wait, quiet."""
 
-from typing import Union
+from typing import Callable, Union
 
 from .. import _pyshmem
 from .._pyshmem import CmpOp, SignalOp
@@ -46,32 +46,30 @@ def _check_signal_value(value: int, name: str = "signal_val") -> int:
 def put(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> None:
     """Enqueues a copy of ``src`` (local) to symmetric ``dst`` on ``remote_pe``, ordered on
     ``stream`` (0 or None: the default stream).  Synchronise the stream to see it done.
-    ``dst`` and ``src`` are kept alive until the stream has run the copy."""
-    _transfer("put", "aclshmemx_putmem_on_stream", dst, src, remote_pe, stream)
+    ``dst`` and ``src``, when one of them describes external memory, are kept alive until
+    the stream has run the copy (dropping a Buffer of the symmetric heap frees nothing)."""
+    _transfer("put", _c_aclshmemx_putmem_on_stream, dst, src, remote_pe, stream)
 
 
 def get(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> None:
     """Enqueues a copy of symmetric ``src`` on ``remote_pe`` to local ``dst``, ordered on
     ``stream`` (0 or None: the default stream)."""
-    _transfer("get", "aclshmemx_getmem_on_stream", dst, src, remote_pe, stream)
+    _transfer("get", _c_aclshmemx_getmem_on_stream, dst, src, remote_pe, stream)
 
 
-def _ready(buf: object, instance_id: int) -> bool:
-    """check_buffer's conditions, without its messages: a Buffer not freed, of the
-    instance ``instance_id`` unless it describes external memory."""
-    if not isinstance(buf, Buffer):
-        return False
-    block = buf._block
-    return block is None or (not block.released and block.instance_id == instance_id)
+# The C functions of put and get with integer addresses (made at the first call).
+_c_aclshmemx_putmem_on_stream = _pyshmem._LazyFunction(globals(), "aclshmemx_putmem_on_stream")
+_c_aclshmemx_getmem_on_stream = _pyshmem._LazyFunction(globals(), "aclshmemx_getmem_on_stream")
 
 
-def _transfer(api: str, c_name: str, dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike) -> None:
+def _transfer(api: str, c_fn: Callable[..., None], dst: Buffer, src: Buffer, remote_pe: int,
+              stream: StreamLike) -> None:
     """put and get.  The fast path checks what the API requires with tests that cost no
     call into the library (the active instance and its PE count are cached by _pyshmem),
     makes the one foreign call, and tells a failure from the thread's error buffer.  Any
     argument it does not take as it is goes through the full checks, in their documented
-    order, with their messages."""
-    state = _pyshmem.active_instance_state()
+    order, with their messages.  (Written out, without helper calls: each costs ~50 ns.)"""
+    state = _pyshmem._active_state or _pyshmem.active_instance_state()
     if stream is None:
         handle = 0
     elif type(stream) is int and 0 <= stream <= SIZE_T_MAX:
@@ -79,20 +77,28 @@ def _transfer(api: str, c_name: str, dst: Buffer, src: Buffer, remote_pe: int, s
     else:
         handle = -1  # a Stream object, or something the checks below reject
     if (state is not None and handle >= 0 and type(remote_pe) is int and 0 <= remote_pe < state[1]
-            and _ready(dst, state[0]) and _ready(src, state[0]) and dst._length >= src._length):
-        flag = _pyshmem.last_error_flag()
-        flag[0] = 0
-        getattr(_pyshmem._A, c_name)(dst._start, src._start, src._length, remote_pe, handle)
-        if flag[0]:
-            raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error()}")
-        hold(handle, state[0], dst, src)
-        return
+            and isinstance(dst, Buffer) and isinstance(src, Buffer) and dst._length >= src._length):
+        # check_buffer's conditions: not freed, and of the active instance unless external
+        instance_id, dst_block, src_block = state[0], dst._block, src._block
+        if ((dst_block is None or (not dst_block.released and dst_block.instance_id == instance_id))
+                and (src_block is None or (not src_block.released and src_block.instance_id == instance_id))):
+            flag = _pyshmem.last_error_flag()
+            flag[0] = 0
+            c_fn(dst._start, src._start, src._length, remote_pe, handle)
+            if flag[0]:
+                raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error()}")
+            if dst_block is None or src_block is None:
+                # An external Buffer may stand for memory that goes with it (a temporary
+                # source): held until the stream ran the copy.  Dropping a Buffer of the
+                # symmetric heap frees nothing (only free() does), so it need not be held.
+                hold(handle, instance_id, dst, src)
+            return
     check_buffer(dst, "dst")
     check_buffer(src, "src")
     _check_lengths(dst, src)
     pe = check_pe(remote_pe)
     s = check_stream(stream, allow_none=True)
-    call_void(api, getattr(_pyshmem, c_name), dst.addr, src.addr, src.length, pe, s)
+    call_void(api, c_fn, dst.addr, src.addr, src.length, pe, s)
     keep_alive(s, dst, src)
 
 

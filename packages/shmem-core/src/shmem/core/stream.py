@@ -10,16 +10,18 @@ operation:
   behind the operation; when the stream runs it, what it covers is set free, to be
   dropped by the next stream call of a Python thread (so no destructor ever runs on a
   stream's worker, where it could wait for a lock the thread draining the stream holds).
-  At most one marker per stream is queued at a time: operations enqueued meanwhile wait
-  for the next one, so a long queue costs one marker, not one per operation;
+  At most one marker per stream is queued at a time, and a new one waits 1 ms after the
+  previous one: operations enqueued meanwhile wait for the next one, so a long queue or
+  a tight loop costs a marker a millisecond, not one per operation;
 * a successful synchronize (and a host barrier or sync, which drain the default stream)
   releases what was held for work enqueued before it; closing a stream releases all of
   its holdings; before a finalize, the instance's streams get a last marker, which its
   drain runs.
 
-Every on-stream call of ``shmem.core`` and ``shmem_torch`` does this for its operands;
-call it yourself for memory you hand to ``shmem._pyshmem``'s on-stream functions or to
-kernels.
+Every on-stream call of ``shmem.core`` and ``shmem_torch`` does this for its operands
+(``shmem.core.put`` and ``get`` for external Buffers only: dropping a Buffer of the
+symmetric heap frees nothing, only ``free`` does); call it yourself for memory you hand
+to ``shmem._pyshmem``'s on-stream functions or to kernels.
 
 A :class:`Stream` that is garbage-collected while still open is closed by the collector,
 with a ``ResourceWarning`` as for an unclosed file: its work is run first, then its
@@ -171,7 +173,8 @@ def keep_alive(stream: StreamLike, *objects: object) -> None:
 def hold(handle: int, instance_id: int, *objects: object) -> None:
     """keep_alive for callers that checked the stream handle (an int) and know the active
     instance (``_pyshmem.active_instance_state()``): the hot path of put and get."""
-    _drop_ran()
+    if _ran or _collected:
+        _drop_ran()
     _hold(("default", instance_id) if handle == 0 else handle, handle, objects)
 
 
