@@ -38,6 +38,11 @@ shmem-torch; without them it is skipped with a note.
 same processes (``dist.all_reduce`` 4 KiB to 64 MiB on ordinary tensors, and a DDP training
 step), on 2 and 4 ranks (or ``--pes``); see ``shmem_tools._dist_bench``.
 
+``--python`` is a mode of its own: what the Python layers add to a call (``shmem._pyshmem``
+and ``shmem.core.put``/``get`` against the bare cffi call of the same C function, one PE,
+in one process) and the time of ``import shmem.core`` plus its first call, against issue
+#17's goals; see ``shmem_tools._py_bench``.
+
 ``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
 pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
 hosts do) and measures 8-byte put latency (ping-pong) and put bandwidth (64 KiB to 8 MiB
@@ -505,6 +510,10 @@ def _parser():
     p.add_argument("--dist", action="store_true",
                    help="measure the torch.distributed backend \"shmem\" against gloo instead: dist.all_reduce "
                         "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench")
+    p.add_argument("--python", action="store_true",
+                   help="measure the Python hot path instead: _pyshmem and shmem.core put/get against the bare cffi "
+                        "call, and import + first call time (1 PE, this process); --rounds, --quick, --json apply; "
+                        "see shmem_tools._py_bench")
     p.add_argument("--version", action="version", version=f"shmem-perf (shmem-tools {__version__})")
     return p
 
@@ -525,6 +534,18 @@ def main_dist(ns):
     return _dist_bench.main(argv)
 
 
+def main_python(ns):
+    """``shmem-perf --python``: see shmem_tools._py_bench."""
+    from . import _py_bench
+
+    argv = ["--quick"] if ns.quick else []
+    if ns.rounds:
+        argv += ["--rounds", str(ns.rounds)]
+    if ns.json and ns.json != "-":
+        argv += ["--json", ns.json]
+    return _py_bench.main(argv)
+
+
 def main(argv=None):
     parser = _parser()
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -532,6 +553,8 @@ def main(argv=None):
         return main_nodes(ns, parser)
     if ns.dist:
         return main_dist(ns)
+    if ns.python:
+        return main_python(ns)
     for flag, value in (("--rounds", ns.rounds), ("--ucx-perftest", ns.ucx_perftest)):
         if value is not None:
             parser.error(f"{flag} goes with --nodes 2")
