@@ -241,7 +241,7 @@ def last_error_flag_is_the_threads_own_buffer():
     import threading
 
     ffi, lib = _native.load()
-    flag = P.last_error_flag()
+    flag = P._last_error_flag()
     address = int(ffi.cast("uintptr_t", flag))
     assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
     assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
@@ -250,8 +250,8 @@ def last_error_flag_is_the_threads_own_buffer():
     P.aclshmem_putmem(P.aclshmemx_get_heap_base(), P.aclshmemx_get_heap_base(), 8, P.pe_count())  # bad PE
     assert flag[0] != 0 and P.aclshmemx_get_last_error()
     seen = []
-    t = threading.Thread(target=lambda: seen.append((int(ffi.cast("uintptr_t", P.last_error_flag())),
-                                                     P.last_error_flag()[0])))
+    t = threading.Thread(target=lambda: seen.append((int(ffi.cast("uintptr_t", P._last_error_flag())),
+                                                     P._last_error_flag()[0])))
     t.start()
     t.join()
     assert seen[0][0] != address and seen[0][1] == 0, seen

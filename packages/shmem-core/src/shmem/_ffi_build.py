@@ -163,7 +163,7 @@ def families_source(native, fingerprint):
         f"SEED_ALIASES = {seed_aliases(native)!r}",
         "",
     ]
-    parts.append("# The C functions, as _pyshmem.address_function makes them at their first call.")
+    parts.append("# The C functions, as _pyshmem._address_function makes them at their first call.")
     for name, c_name, ret, params, ctype in entries:
         if name == c_name:
             parts.append(f"_c_{c_name} = _LazyFunction(globals(), {c_name!r})")

@@ -31,7 +31,7 @@ import itertools
 import operator
 import struct
 import threading
-from typing import TYPE_CHECKING
+import typing as _typing
 
 from . import _native
 
@@ -281,7 +281,7 @@ def aclshmemx_clear_last_error():
 _thread_state = threading.local()
 
 
-def last_error_flag():
+def _last_error_flag():
     """This thread's last-error buffer of libaclshmem as a ``uint8_t *``: its first byte is 0
     while there is no message.  Writing 0 there is what ``aclshmemx_clear_last_error`` does,
     and reading it tells whether a void call failed, without a call into the library: the
@@ -695,7 +695,7 @@ def _instance_changed():
     _active_state = None
 
 
-def active_instance_state():
+def _active_instance_state():
     """``(instance id, number of PEs)`` of the active, initialised instance, or None.
 
     Cached: only the calls of this module that change the active instance refresh it (a
@@ -1285,7 +1285,7 @@ def _stream_addr(value):
 _address_functions = {}
 
 
-def address_function(name):
+def _address_function(name):
     """``_native.address_function(name)``, made once: the C function ``name`` taking its
     pointers as integer addresses."""
     fn = _address_functions.get(name)
@@ -1307,7 +1307,7 @@ class _LazyFunction:
         self.name = name
 
     def __call__(self, *args):
-        fn = self.namespace[f"_c_{self.name}"] = address_function(self.name)
+        fn = self.namespace[f"_c_{self.name}"] = _address_function(self.name)
         return fn(*args)
 
 
@@ -1337,7 +1337,7 @@ def _templated_module():
     return module
 
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._pyshmem_families import *  # noqa: F401,F403  (what type checkers see)
     from ._pyshmem_families import SEED_ALIASES
 else:

@@ -69,7 +69,7 @@ def _transfer(api: str, c_fn: Callable[..., None], dst: Buffer, src: Buffer, rem
     makes the one foreign call, and tells a failure from the thread's error buffer.  Any
     argument it does not take as it is goes through the full checks, in their documented
     order, with their messages.  (Written out, without helper calls: each costs ~50 ns.)"""
-    state = _pyshmem._active_state or _pyshmem.active_instance_state()
+    state = _pyshmem._active_state or _pyshmem._active_instance_state()
     if stream is None:
         handle = 0
     elif type(stream) is int and 0 <= stream <= SIZE_T_MAX:
@@ -82,7 +82,7 @@ def _transfer(api: str, c_fn: Callable[..., None], dst: Buffer, src: Buffer, rem
         instance_id, dst_block, src_block = state[0], dst._block, src._block
         if ((dst_block is None or (not dst_block.released and dst_block.instance_id == instance_id))
                 and (src_block is None or (not src_block.released and src_block.instance_id == instance_id))):
-            flag = _pyshmem.last_error_flag()
+            flag = _pyshmem._last_error_flag()
             flag[0] = 0
             c_fn(dst._start, src._start, src._length, remote_pe, handle)
             if flag[0]:

@@ -172,7 +172,7 @@ def keep_alive(stream: StreamLike, *objects: object) -> None:
 
 def hold(handle: int, instance_id: int, *objects: object) -> None:
     """keep_alive for callers that checked the stream handle (an int) and know the active
-    instance (``_pyshmem.active_instance_state()``): the hot path of put and get."""
+    instance (``_pyshmem._active_instance_state()``): the hot path of put and get."""
     if _ran or _collected:
         _drop_ran()
     _hold(("default", instance_id) if handle == 0 else handle, handle, objects)

@@ -138,9 +138,9 @@ def call_void(api: str, func: Callable[..., Any], *args: Any) -> None:
 
     libaclshmem keeps the message of the last *failing* call (a success leaves it alone),
     so it is cleared first: any message afterwards is this call's.  Clearing and looking
-    are a write and a read of the thread's error buffer (``_pyshmem.last_error_flag``), not
+    are a write and a read of the thread's error buffer (``_pyshmem._last_error_flag``), not
     calls into the library; only a failure fetches the text."""
-    flag = _pyshmem.last_error_flag()
+    flag = _pyshmem._last_error_flag()
     flag[0] = 0
     func(*args)
     if flag[0]:
