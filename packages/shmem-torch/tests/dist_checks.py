@@ -87,6 +87,7 @@ def collectives(port):
         _subgroups(c, rank, n)
         _p2p(c, rank, n)
         _bad_input(c, rank, n)
+    _settings_kept(c, rank, n)
     dist.barrier()
     dist.destroy_process_group()
     return c.problems
@@ -131,6 +132,27 @@ def _all_reduce(c, rank, n):
     e = torch.empty(0)
     dist.all_reduce(e)
     _small_in_turn(c, rank, n)
+
+
+def _settings_kept(c, rank, n):
+    """The backend runs its own copies with the collectives' thread count and autograd
+    off, and gives the caller's settings back, also when a call fails."""
+    torch.set_num_threads(3)
+    with torch.enable_grad():
+        big = torch.ones(300_000)
+        dist.all_reduce(big)
+        c.expect(torch.equal(big, torch.full((300_000,), float(n))), "all_reduce with 3 threads")
+        if rank == 0:
+            dist.send(big, 1)
+        elif rank == 1:
+            dist.recv(big, 0)
+        try:
+            dist.all_reduce(torch.ones(3), op=dist.ReduceOp.BAND)  # float BAND: refused on every rank
+        except Exception:
+            pass
+        c.expect(torch.get_num_threads() == 3, f"thread setting after the calls: {torch.get_num_threads()}")
+        c.expect(torch.is_grad_enabled(), "grad mode after the calls")
+    torch.set_num_threads(1)
 
 
 def _small_in_turn(c, rank, n):

@@ -228,6 +228,39 @@ class _Contig:
                 self.t.copy_(self.c)
 
 
+class _Serve:
+    """``with _Serve(pg, call) as (rt, team):`` the body of a call of process group pg:
+    under the backend's lock, autograd off, and with the collectives' thread policy
+    (shmem_torch.collectives.compute_threads), so that the staging copies of a rank that
+    shares the cores with the others start no OpenMP parallel region (whose workers spin
+    for milliseconds after it and take the CPU the other ranks need)."""
+
+    __slots__ = ("pg", "call", "scope")
+
+    def __init__(self, pg, call):
+        self.pg = pg
+        self.call = call
+        self.scope = None
+
+    def __enter__(self):
+        _lock.acquire()
+        try:
+            rt, team = self.pg._begin(self.call)
+            self.scope = _coll._Scope(rt.heap_base)
+            self.scope.__enter__()
+        except BaseException:
+            _lock.release()
+            raise
+        return rt, team
+
+    def __exit__(self, *exc):
+        try:
+            self.scope.__exit__(*exc)
+        finally:
+            _lock.release()
+        return False
+
+
 def _done(result):
     fut = torch.futures.Future()
     fut.set_result(result)
@@ -496,6 +529,10 @@ class _Runtime:
     def progress(self):
         """Advances every pending send and receive as far as it can without waiting;
         returns True when anything moved."""
+        with _coll._Scope(self.heap_base):  # the mailbox copies: see _Serve
+            return self._progress()
+
+    def _progress(self):
         moved = False
         for q in list(self.sendq.values()) + list(self.recvq.values()):
             while q:
@@ -914,8 +951,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         call = "all_reduce"
         t = _one(tensors, call)
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             op = _op_of(redop, call, t.dtype)
             self._all_reduce(rt, team, t, op, call)
         return _done([t])
@@ -1023,8 +1059,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         for t in tensors:
             _check_tensor(t, call)
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             for t in tensors:
                 self._all_reduce(rt, team, t, _op_of(redop, call, t.dtype), call)
         return _done(list(tensors))
@@ -1035,8 +1070,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         root = opts.rootRank if opts is not None else 0
         if not 0 <= root < self._size:
             raise AclshmemInvalid(f"shmem backend: {call}: root {root} is not a rank of this group of {self._size}")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             if team.n > 1:
                 zc = rt.sym_offset(t)
                 if rt.check:
@@ -1068,8 +1102,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
         if not 0 <= root < self._size:
             raise AclshmemInvalid(f"shmem backend: {call}: root {root} is not a rank of this group of {self._size}")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             op = _op_of(redop, call, t.dtype)
             if team.n > 1:
                 rt.agree(team, call, [_KIND[call], _DTYPE_CODE[t.dtype], t.numel(), _OP_CODE[op], root])
@@ -1126,8 +1159,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
             if o.numel() != inp.numel():
                 raise AclshmemInvalid(f"shmem backend: {call}: output tensor {i} has {o.numel()} elements, but "
                                       f"the input has {inp.numel()} (each output must match the input)")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             if team.n == 1:
                 with torch.no_grad():
                     outs[0].copy_(inp.view(outs[0].shape) if inp.numel() else inp.reshape(outs[0].shape))
@@ -1151,8 +1183,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         if output.numel() != self._size * input.numel():
             raise AclshmemInvalid(f"shmem backend: {call}: the output has {output.numel()} elements; it must "
                                   f"have {self._size} x {input.numel()} (group size x input)")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             if team.n == 1:
                 with torch.no_grad():
                     output.copy_(input.reshape(output.shape))
@@ -1245,8 +1276,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
                 raise AclshmemInvalid(f"shmem backend: {call}: input tensor {i} has {r.numel()} elements, but the "
                                       f"output has {out.numel()} (each input must match the output)")
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             op = _op_of(redop, call, out.dtype)
             if team.n == 1:
                 with torch.no_grad():
@@ -1269,8 +1299,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
             raise AclshmemInvalid(f"shmem backend: {call}: the input has {input.numel()} elements; it must have "
                                   f"{self._size} x {output.numel()} (group size x output)")
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             op = _op_of(redop, call, output.dtype)
             if team.n == 1:
                 with torch.no_grad():
@@ -1321,8 +1350,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
                                           f"but the input has {inp.numel()}")
         elif output_tensors and any(len(x) for x in output_tensors):
             raise AclshmemInvalid(f"shmem backend: {call}: only the root (rank {root}) takes output tensors")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             data = _bytes(inp.contiguous())
             k = data.numel()
             fields = [_KIND[call], _DTYPE_CODE[inp.dtype], inp.numel(), 0, root]
@@ -1370,8 +1398,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
                                           f"the output has {out.numel()}")
         elif input_tensors and any(len(x) for x in input_tensors):
             raise AclshmemInvalid(f"shmem backend: {call}: only the root (rank {root}) takes input tensors")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             oc = _Contig(out, write=True)
             ob = _bytes(oc.c)
             k = ob.numel()
@@ -1476,8 +1503,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
             if t.dtype != dtype:
                 raise AclshmemInvalid(f"shmem backend: {call}: every tensor must have the same dtype ({dtype}), "
                                       f"not {t.dtype}")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             outs_c = [_Contig(o, write=True) for o in output_tensors]
             ins = [_bytes(t.contiguous()) for t in input_tensors]
             self._all_to_all(rt, team, [_bytes(c.c) for c in outs_c], ins, dtype, call)
@@ -1511,8 +1537,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
 
         osplit, oitem = parts(output, output_split_sizes, "output")
         isplit, iitem = parts(input, input_split_sizes, "input")
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             oc = _Contig(output, write=True)
             ob = _bytes(oc.c)
             ib = _bytes(input.contiguous())
@@ -1531,8 +1556,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     alltoall_base = all_to_all_single
 
     def barrier(self, opts=None):
-        with _lock:
-            rt, team = self._begin("barrier")
+        with _Serve(self, "barrier") as (rt, team):
             _coll.barrier(team.id)
         return _done([])
 
@@ -1556,8 +1580,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def send(self, tensors, dstRank, tag=0):
         call = "send"
         t = _one(tensors, call)
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             d = self._peer(dstRank, call, "dst")
             data = _bytes(t.contiguous())
             op = _SendOp(d, data, int(tag))
@@ -1570,8 +1593,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def recv(self, tensors, srcRank, tag=0):
         call = "recv"
         t = _one(tensors, call)
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             s = self._peer(srcRank, call, "src")
             c = _Contig(t, write=True)
             op = _RecvOp(s, _bytes(c.c), int(tag), team)
@@ -1584,8 +1606,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def recv_anysource(self, tensors, tag=0):
         call = "recv"
         t = _one(tensors, call)
-        with _lock:
-            rt, team = self._begin(call)
+        with _Serve(self, call) as (rt, team):
             c = _Contig(t, write=True)
             op = _RecvOp(None, _bytes(c.c), int(tag), team)
             rt.anyq.append(op)
