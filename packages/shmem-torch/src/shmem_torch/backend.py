@@ -1146,19 +1146,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def allgather(self, output_tensors, input_tensors, opts=None):
         call = "all_gather"
         inp = _one(input_tensors, call, "input_tensors")
-        if (not isinstance(output_tensors, (list, tuple)) or len(output_tensors) != 1
-                or not isinstance(output_tensors[0], (list, tuple))):
-            raise AclshmemInvalid(f"shmem backend: {call}: output_tensors must be one list of {self._size} tensors")
-        outs = list(output_tensors[0])
-        if len(outs) != self._size:
-            raise AclshmemInvalid(f"shmem backend: {call}: the output list has {len(outs)} tensors, but the "
-                                  f"group has {self._size} ranks")
-        for i, o in enumerate(outs):
-            _check_tensor(o, call, f"output tensor {i}")
-            _same_dtype(o, inp, call)
-            if o.numel() != inp.numel():
-                raise AclshmemInvalid(f"shmem backend: {call}: output tensor {i} has {o.numel()} elements, but "
-                                      f"the input has {inp.numel()} (each output must match the input)")
+        outs = self._rank_list(output_tensors, call, "output", inp, "input")
         with _Serve(self, call) as (rt, team):
             if team.n == 1:
                 with torch.no_grad():
@@ -1262,19 +1250,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         call = "reduce_scatter"
         out = _one(output_tensors, call, "output_tensors")
-        if (not isinstance(input_tensors, (list, tuple)) or len(input_tensors) != 1
-                or not isinstance(input_tensors[0], (list, tuple))):
-            raise AclshmemInvalid(f"shmem backend: {call}: input_tensors must be one list of {self._size} tensors")
-        rows = list(input_tensors[0])
-        if len(rows) != self._size:
-            raise AclshmemInvalid(f"shmem backend: {call}: the input list has {len(rows)} tensors, but the group "
-                                  f"has {self._size} ranks")
-        for i, r in enumerate(rows):
-            _check_tensor(r, call, f"input tensor {i}")
-            _same_dtype(out, r, call)
-            if r.numel() != out.numel():
-                raise AclshmemInvalid(f"shmem backend: {call}: input tensor {i} has {r.numel()} elements, but the "
-                                      f"output has {out.numel()} (each input must match the output)")
+        rows = self._rank_list(input_tensors, call, "input", out, "output")
         redop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
         with _Serve(self, call) as (rt, team):
             op = _op_of(redop, call, out.dtype)
@@ -1567,6 +1543,24 @@ class ShmemProcessGroup(dist.ProcessGroup):
         return _done([])
 
     # -- point-to-point -----------------------------------------------------------
+
+    def _rank_list(self, tensors, call, side, ref, ref_side):
+        """The list of one tensor per rank that all_gather (outputs) and reduce_scatter
+        (inputs) take as ``[[t0, t1, ...]]``, each checked against ``ref`` (the other side:
+        same dtype, same number of elements)."""
+        if not isinstance(tensors, (list, tuple)) or len(tensors) != 1 or not isinstance(tensors[0], (list, tuple)):
+            raise AclshmemInvalid(f"shmem backend: {call}: {side}_tensors must be one list of {self._size} tensors")
+        ts = list(tensors[0])
+        if len(ts) != self._size:
+            raise AclshmemInvalid(f"shmem backend: {call}: the {side} list has {len(ts)} tensors, but the group "
+                                  f"has {self._size} ranks")
+        for i, t in enumerate(ts):
+            _check_tensor(t, call, f"{side} tensor {i}")
+            _same_dtype(*((t, ref) if side == "output" else (ref, t)), call)
+            if t.numel() != ref.numel():
+                raise AclshmemInvalid(f"shmem backend: {call}: {side} tensor {i} has {t.numel()} elements, but the "
+                                      f"{ref_side} has {ref.numel()} (each {side} must match the {ref_side})")
+        return ts
 
     def _peer(self, rank, call, what):
         if not isinstance(rank, int) or not 0 <= rank < self._size:
