@@ -226,11 +226,11 @@ def amo_on_address(op: str, addr: int, pe: int, tname: str, operands: Sequence[T
     api = api or f"atomic_{op}"
     args = [_encode(tname, number, name) for name, number in operands]
     fn = getattr(_pyshmem, f"aclshmem_{tname}_atomic_{op}")
-    _pyshmem.aclshmemx_clear_last_error()
+    flag = _pyshmem._last_error_flag()  # the thread's error buffer (see utils.call_void)
+    flag[0] = 0
     result = fn(addr, *args, pe)
-    error = _pyshmem.aclshmemx_get_last_error()
-    if error:
-        raise AclshmemError(f"{api} failed: {error}")
+    if flag[0]:
+        raise AclshmemError(f"{api} failed: {_pyshmem.aclshmemx_get_last_error()}")
     return _decode(tname, result) if _SUPPORTED[(op, tname)] else None
 
 

@@ -98,7 +98,10 @@ _collected: List[Tuple[int, int]] = []
 
 def _stream_key(handle: int) -> _Key:
     """Handle 0 names the active instance's default stream: a different one per instance."""
-    return ("default", active_instance_id()) if handle == 0 else handle
+    if handle:
+        return handle
+    state = _pyshmem._active_instance_state()  # cached, as hold() keys it
+    return ("default", state[0] if state is not None else active_instance_id())
 
 
 def _marker_ran(block_idx: int, block_dim: int, arg: Any) -> None:

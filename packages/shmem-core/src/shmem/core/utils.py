@@ -87,6 +87,8 @@ def check_stream(stream: object, name: str = "stream", allow_none: bool = False)
         if allow_none:
             return 0
         raise AclshmemInvalid(f"{name} is required: pass 0 for the default stream (None is rejected)")
+    if type(stream) is int and 0 <= stream <= SIZE_T_MAX:  # the common case, without the import below
+        return stream
     from .stream import Stream  # a Stream object stands for its handle
 
     if isinstance(stream, Stream):
@@ -111,6 +113,9 @@ def check_team(team: Any, name: str = "team") -> int:
 
 def check_pe(pe: Any, name: str = "remote_pe") -> int:
     check_int(pe, name)
+    state = _pyshmem._active_instance_state()  # cached: no call into the library
+    if state is not None and 0 <= pe < state[1]:
+        return int(pe)
     n = _pyshmem.pe_count()
     if n <= 0:
         raise AclshmemInvalid(f"{name}: the library is not initialised (no PEs)")
