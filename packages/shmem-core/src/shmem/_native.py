@@ -604,7 +604,7 @@ def _check_abi(ffi, lib, target):
     for name in dir(lib):
         try:
             getattr(lib, name)
-        except AttributeError:
+        except (AttributeError, ffi.error):  # in-line ABI mode / the generated module's ffi
             missing.append(name)
     if "aclshmem_info_get_version" in missing:
         raise LibraryNotFoundError(
