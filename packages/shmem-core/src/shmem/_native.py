@@ -601,10 +601,13 @@ def _check_abi(ffi, lib, target):
     """Refuses a library that is not a libaclshmem of ABI_VERSION with every function of
     the cdef, at load rather than at the first call that happens to be missing."""
     missing = []
+    # A missing symbol raises AttributeError in in-line ABI mode and ffi.error through the
+    # generated module's ffi (which only that one has).
+    not_found = (AttributeError, getattr(ffi, "error", AttributeError))
     for name in dir(lib):
         try:
             getattr(lib, name)
-        except (AttributeError, ffi.error):  # in-line ABI mode / the generated module's ffi
+        except not_found:
             missing.append(name)
     if "aclshmem_info_get_version" in missing:
         raise LibraryNotFoundError(
