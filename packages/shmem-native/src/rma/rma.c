@@ -57,7 +57,7 @@ static int prepare(const char *api, const void *sym, const void *local, size_t n
 int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
 {
     shmemi_instance_t *inst;
-    int seg;
+    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset = 0, bytes = 0;
     SHMEMI_TRY(prepare(api, dst, src, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
     if (!inst)
@@ -73,7 +73,7 @@ int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, s
 int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
 {
     shmemi_instance_t *inst;
-    int seg;
+    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset = 0, bytes = 0;
     SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
     if (!inst)
@@ -104,14 +104,14 @@ static int strided(const char *api, int is_put, void *dst, const void *src, ptrd
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst)
         return ACLSHMEM_NOT_INITED;
-    size_t dst_span, src_span;
+    size_t dst_span = 0, src_span = 0; /* set by strided_span, which returns an error otherwise */
     SHMEMI_TRY(strided_span(nelems, elem_size, dst_stride, &dst_span, api));
     SHMEMI_TRY(strided_span(nelems, elem_size, src_stride, &src_span, api));
     if (nelems == 0)
         return ACLSHMEM_SUCCESS;
     if (!dst || !src)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: dest or source is NULL", api);
-    int seg;
+    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset;
     const void *sym = is_put ? dst : src;
     SHMEMI_TRY(shmemi_rma_resolve(inst, sym, is_put ? dst_span : src_span, pe, api, &seg, &offset));
@@ -258,7 +258,7 @@ void aclshmem_fence(void)
 void *aclshmem_ptr(void *ptr, int pe)
 {
     shmemi_instance_t *inst = shmemi_require("aclshmem_ptr");
-    int seg;
+    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset;
     if (!inst || shmemi_rma_resolve(inst, ptr, 1, pe, "aclshmem_ptr", &seg, &offset) != ACLSHMEM_SUCCESS)
         return NULL;
