@@ -95,6 +95,9 @@ def test_quick_run_prints_every_row_and_removes_the_namespaces():
     for r in rows:
         assert r["library"] > 0 and r["baseline"] > 0 and r["ratio"] > 0 and r["met"] in (True, False)
     assert d["meta"]["env"]["UCX_TLS"] == "tcp" and d["meta"]["rounds"] == 1
+    # the CPUs the two nodes were pinned to, and the machine's CPU count, both kept
+    assert d["meta"]["cpus"] == os.cpu_count()
+    assert d["meta"]["pinned_cpus"] is None or len(d["meta"]["pinned_cpus"]) == 2
     tools = {(m["tool"], m["kind"]) for m in d["measurements"]}
     assert tools == {("ucx_perftest", "lat"), ("libaclshmem", "lat"), ("ucx_perftest", "bw"), ("libaclshmem", "bw")}
     assert _namespaces_of(proc.pid) == []

@@ -725,7 +725,7 @@ def main_nodes(ns, parser):
         _write(ns.csv, to_csv([table]))
     if ns.json:
         meta = {"library": result["library"], "library_file": result["library_file"], "plugin": result["plugin"],
-                "ucx": result["ucx"], "env": result["env"], "cpus": result["cpus"], "rounds": plan["rounds"], "quick": ns.quick,
+                "ucx": result["ucx"], "env": result["env"], "pinned_cpus": result["cpus"], "rounds": plan["rounds"], "quick": ns.quick,
                 "tools_version": __version__, "cpus": os.cpu_count(), "machine": platform.machine(),
                 "seconds": seconds, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         doc = {"meta": meta, "ratio": "ours / ucx_perftest: above 1 is more bandwidth or more time",
