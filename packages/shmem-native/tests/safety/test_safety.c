@@ -84,9 +84,12 @@ static int t_alloc_threads(int me, int n)
         pthread_join(ids[t], NULL);
     expect_blocks_intact(threads);
 
-    /* The same set of offsets on every PE (only which thread holds which may differ). */
+    /* The same set of offsets on every PE (only which thread holds which may differ).  Offsets
+     * from the heap's base, not addresses: each PE maps its heap wherever mmap puts it, and
+     * that differs between PEs when earlier tests left their address spaces differently. */
     enum { TOTAL = ALLOC_THREADS * ALLOCS_PER_THREAD };
     uintptr_t all[TOTAL];
+    uintptr_t base = (uintptr_t)aclshmemx_get_heap_base(DEVICE_SIDE);
     for (int t = 0; t < ALLOC_THREADS; t++)
         memcpy(&all[t * ALLOCS_PER_THREAD], threads[t].blocks, sizeof(threads[t].blocks));
     qsort(all, TOTAL, sizeof(all[0]), compare_addresses);
@@ -94,7 +97,7 @@ static int t_alloc_threads(int me, int n)
     for (int i = 0; i < TOTAL; i++) {
         ASSERT(all[i] != 0);
         ASSERT(i == 0 || all[i] >= all[i - 1] + BLOCK_BYTES);
-        digest = (digest ^ all[i]) * 1099511628211ull;
+        digest = (digest ^ (all[i] - base)) * 1099511628211ull;
     }
     uint64_t digests[HARNESS_MAX_PES];
     harness_allgather(&digest, sizeof(digest), digests);
