@@ -451,13 +451,15 @@ class _Runtime:
     # -- pool access --------------------------------------------------------
 
     def small(self, pe, parity, nbytes):
-        """A 1-D uint8 view of the first nbytes of PE pe's small area ``parity``, or None
-        when that PE's pool is not mapped here (another node)."""
-        pool = self.peer_pools.get(pe)
-        if pool is None:
-            return None
+        """The first nbytes of PE pe's small area ``parity`` as a 1-D uint8 tensor: a view
+        when that PE's pool is mapped here, else a copy fetched with get (another node)."""
         start = self.small_off + parity * _SMALL_BYTES
-        return pool[start:start + nbytes]
+        pool = self.peer_pools.get(pe)
+        if pool is not None:
+            return pool[start:start + nbytes]
+        copy = torch.empty(nbytes, dtype=torch.uint8)
+        get(copy, self.pool[start:start + nbytes], pe)
+        return copy
 
     def stage(self, nbytes, offset=0):
         """A 1-D uint8 view of this PE's staging area."""
@@ -1008,14 +1010,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
         else:
             team.seq += 1
             _coll.barrier(team.id)
-        parts = []
-        for pe in team.pes:
-            view = rt.small(pe, parity, nbytes)
-            if view is None:
-                view = torch.empty(nbytes, dtype=torch.uint8)
-                start = rt.small_off + parity * _SMALL_BYTES
-                get(view, rt.pool[start:start + nbytes], pe)
-            parts.append(view.view(t.dtype))
+        parts = [rt.small(pe, parity, nbytes).view(t.dtype) for pe in team.pes]
         _coll.fold(parts, flat, op, team.n, rt.heap_base)
         c.close()
 
