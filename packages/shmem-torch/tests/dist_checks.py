@@ -132,6 +132,7 @@ def _all_reduce(c, rank, n):
     e = torch.empty(0)
     dist.all_reduce(e)
     _small_in_turn(c, rank, n)
+    _staged_in_turn(c, rank, n)
 
 
 def _settings_kept(c, rank, n):
@@ -179,6 +180,74 @@ def _small_in_turn(c, rank, n):
     h = torch.full((300,), 0.5 + rank, dtype=torch.float16)
     dist.all_reduce(h, op=dist.ReduceOp.AVG)
     c.expect(torch.equal(h.float(), torch.full((300,), 0.5 + (n - 1) / 2)), "float16 AVG of a small tensor")
+
+
+def staged_unchecked(port):
+    """The staged all_reduce with SHMEM_TORCH_CHECK=0: no fingerprint barrier before a
+    collective, so the all_reduce alone must leave the staging area free when it returns."""
+    from shmem import testing
+
+    import shmem_torch  # noqa: F401  (registers "shmem")
+
+    torch.set_num_threads(1)
+    rank, n = testing.pe(), testing.npes()
+    _init(port, rank, n)
+    c = Checker(rank)
+    with torch.no_grad():
+        _staged_in_turn(c, rank, n)
+    dist.barrier()
+    dist.destroy_process_group()
+    return c.problems
+
+
+def _staged_all_reduce_case(c, rank, n, numel, dtype, op, group=None, members=None):
+    members = members if members is not None else list(range(n))
+    t = _data(rank, numel, dtype)
+    dist.all_reduce(t, op=op, group=group)
+    ref = _ref_reduce([_data(r, numel, dtype) for r in members], dist.ReduceOp.SUM if op == dist.ReduceOp.AVG else op)
+    if op == dist.ReduceOp.AVG:
+        ok = torch.allclose(t.float(), ref.float() / len(members), rtol=1e-2)
+    elif dtype in (torch.bfloat16, torch.float16):
+        ok = torch.allclose(t.float(), ref.float(), rtol=1e-2)
+    else:
+        ok = torch.equal(t, ref)
+    if not ok:
+        bad = (t != ref).nonzero()
+        first = int(bad[0]) if bad.numel() else -1
+        c.expect(False, f"staged all_reduce of {numel} x {dtype} {op} (group {members}): first wrong element "
+                        f"{first}")
+
+
+def _staged_in_turn(c, rank, n):
+    """Ordinary tensors larger than the small path, through the staging area (256 KiB chunks
+    in this test): sizes that leave ranks with an empty or short slice in the last chunk,
+    dtypes that accumulate in float32, every op, a sub-group, back to back with ranks
+    drifting apart and other collectives in between: a rank that wrote a slot of the area
+    while another still read it would show here as a wrong element."""
+    import time
+
+    cases = [(70_001, torch.float32, dist.ReduceOp.SUM), (100_003, torch.float16, dist.ReduceOp.SUM),
+             (65_537, torch.bfloat16, dist.ReduceOp.MAX), (40_000, torch.int64, dist.ReduceOp.MIN),
+             (33_333, torch.complex64, dist.ReduceOp.SUM), (90_000, torch.int32, dist.ReduceOp.PRODUCT),
+             (300_001, torch.uint8, dist.ReduceOp.SUM), (150_000, torch.bool, dist.ReduceOp.MAX),
+             (50_000, torch.float64, dist.ReduceOp.AVG)]
+    for i in range(3):
+        for k, (numel, dtype, op) in enumerate(cases):
+            if (i + k + rank) % 4 == 0:
+                time.sleep(0.001 * (rank + 1))
+            _staged_all_reduce_case(c, rank, n, numel + i, dtype, op)
+            if k % 3 == 2:
+                b = torch.full((70_000,), float(rank))
+                dist.broadcast(b, src=(i + k) % n)
+                c.expect(bool((b == float((i + k) % n)).all()), f"broadcast between staged all_reduces {i}.{k}")
+    odds = list(range(1, n, 2))
+    g = dist.new_group(odds)
+    if rank in odds:
+        _staged_all_reduce_case(c, rank, n, 200_000, torch.float32, dist.ReduceOp.SUM, group=g, members=odds)
+    m = (torch.arange(120_000.0).reshape(300, 400) + rank).t()  # not contiguous
+    dist.all_reduce(m)
+    c.expect(torch.equal(m, (torch.arange(120_000.0).reshape(300, 400) * n + n * (n - 1) / 2).t()),
+             "staged all_reduce of a non-contiguous tensor")
 
 
 def _others(c, rank, n):

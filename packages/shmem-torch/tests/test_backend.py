@@ -54,6 +54,10 @@ def test_collectives(n):
     _assert_clean(_run(n, dist_checks.collectives, _free_port(), env=SMALL_POOL))
 
 
+def test_staged_all_reduce_unchecked():
+    _assert_clean(_run(4, dist_checks.staged_unchecked, _free_port(), env={**SMALL_POOL, "SHMEM_TORCH_CHECK": "0"}))
+
+
 def test_ddp_matches_gloo():
     results = _run(2, dist_checks.ddp, _free_port(), 1234, 5)
     for rank, res in enumerate(results):

@@ -20,7 +20,9 @@ How it works
   (default 256 MiB; the heap is sparse, so pages cost memory only once touched).
 * **Staging.**  A tensor that is not symmetric is copied into the pool, the shmem_torch
   collective runs on the pool, and the result is copied back, chunk by chunk
-  (``SHMEM_TORCH_CHUNK_SIZE``), so tensors of any size pass through a pool of any size.  A
+  (``SHMEM_TORCH_CHUNK_SIZE``), so tensors of any size pass through a pool of any size
+  (all_reduce copies in only what the other ranks reduce and copies the results straight
+  into the tensor: see ``_staged_all_reduce``).  A
   tensor that already is symmetric (``shmem_torch.empty`` ...) is used in place (zero-copy)
   when every rank passes the same symmetric tensor.
 * **Checks.**  Before a collective the ranks compare what they were asked to do (which
@@ -461,6 +463,10 @@ class _Runtime:
         get(copy, self.pool[start:start + nbytes], pe)
         return copy
 
+    def stage_addr(self, offset):
+        """The address of byte ``offset`` of this PE's staging area."""
+        return self.pool.data_ptr() + self.stage_off + offset
+
     def stage(self, nbytes, offset=0):
         """A 1-D uint8 view of this PE's staging area."""
         return self.pool[self.stage_off + offset:self.stage_off + offset + nbytes]
@@ -473,11 +479,26 @@ class _Runtime:
             return
         start = self.stage_off + offset
         view = self.peer_pools.get(pe)
-        with torch.no_grad():
-            if view is not None:
+        if view is not None and dst.is_contiguous():
+            # libc's memmove: string instructions, no per-element dispatch, no threads
+            ctypes.memmove(dst.data_ptr(), view.data_ptr() + start, n)
+        elif view is not None:
+            with torch.no_grad():
                 dst.copy_(view[start:start + n])
-            else:
+        else:
+            with torch.no_grad():
                 get(dst, self.pool[start:start + n], pe)
+
+    def staged(self, pe, offset, nbytes):
+        """Bytes [offset, offset + nbytes) of PE pe's staging area as a uint8 tensor: a
+        view when that PE's pool is mapped here, else a copy fetched with get."""
+        start = self.stage_off + offset
+        view = self.peer_pools.get(pe)
+        if view is not None:
+            return view[start:start + nbytes]
+        copy = torch.empty(nbytes, dtype=torch.uint8)
+        get(copy, self.pool[start:start + nbytes], pe)
+        return copy
 
     # -- fingerprints -------------------------------------------------------
 
@@ -977,17 +998,49 @@ class ShmemProcessGroup(dist.ProcessGroup):
         if op in _BITWISE:
             self._pull_reduce(rt, team, t, op, root=None, call=call, checked=rt.check)
             return
+        self._staged_all_reduce(rt, team, t, op)
+
+    def _staged_all_reduce(self, rt, team, t, op):
+        """all_reduce of an ordinary tensor through the staging area, chunk by chunk.  Each
+        rank owns one slice of a chunk and one slot of the staging area, at the same place
+        for every chunk:
+
+        1. copy the slices the other ranks own into their slots (the own slice is not staged);
+        2. barrier; reduce the own slice (the owners' staged copies and this rank's own
+           tensor, in team order) into the own slot;
+        3. barrier; copy every slice's result from its owner's own slot into the tensor.
+
+        Step 1 of the next chunk writes only the slots of the other ranks, which nobody reads
+        in step 3, and the own slot is written again (step 2) only after a barrier that every
+        rank reaches after its step 3: so two barriers per chunk, and one at the end that frees
+        the area for the next collective.  Compared with copying the chunk in, running the
+        symmetric all_reduce on it and copying it out, this moves about a quarter fewer bytes,
+        which is what a large all_reduce costs when the ranks share the memory bandwidth."""
         c = _Contig(t, write=True)
         flat = c.c.view(-1)
         item = t.element_size()
-        step = max(1, min(rt.chunk, rt.stage_bytes) // item)
-        with torch.no_grad():
-            for s in range(0, flat.numel(), step):
-                e = min(s + step, flat.numel())
-                buf = rt.stage((e - s) * item).view(t.dtype)
-                buf.copy_(flat[s:e])
-                _coll.all_reduce(buf, op, team.id)
-                flat[s:e].copy_(buf)
+        n, me = team.n, team.me
+        slot = min(rt.chunk, rt.stage_bytes) // n // _ALIGN * _ALIGN
+        per = max(1, slot // item)
+        numel = flat.numel()
+        base = flat.data_ptr()
+        for s in range(0, numel, per * n):
+            bounds = [(min(s + j * per, numel), min(s + (j + 1) * per, numel)) for j in range(n)]
+            for j, (lo, hi) in enumerate(bounds):
+                if j != me and hi > lo:
+                    ctypes.memmove(rt.stage_addr(j * slot), base + lo * item, (hi - lo) * item)
+            _coll.barrier(team.id)
+            lo, hi = bounds[me]
+            if hi > lo:
+                nbytes = (hi - lo) * item
+                parts = [flat[lo:hi] if j == me else rt.staged(pe, me * slot, nbytes).view(t.dtype)
+                         for j, pe in enumerate(team.pes)]
+                _coll.fold(parts, rt.stage(nbytes, me * slot).view(t.dtype), op, n, rt.heap_base)
+            _coll.barrier(team.id)
+            for j, (lo, hi) in enumerate(bounds):
+                if hi > lo:
+                    rt.pull(team.pes[j], j * slot, _bytes(flat[lo:hi]))
+        _coll.barrier(team.id)
         c.close()
 
     def _small_all_reduce(self, rt, team, t, op, call):
