@@ -338,6 +338,54 @@ static int t_mem(int me, int n)
     return 0;
 }
 
+/* Every size from 1 to 70 bytes (the shm transport copies up to 64 inline, in overlapping
+ * halves) at every alignment, to the next PE and back; and puts to this PE whose source
+ * overlaps the destination, which must act as memmove. */
+static int t_small(int me, int n)
+{
+    enum { MAXB = 70, ROOM = 96 };
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    unsigned char *sym = aclshmem_calloc(2, ROOM);
+    ASSERT_NOT_NULL(sym);
+    unsigned char priv[ROOM], want[ROOM];
+    size_t bad = 0;
+    for (size_t sz = 1; sz <= MAXB; sz++) {
+        for (size_t off = 0; off < 8; off++) {
+            memset(sym, 0, 2 * ROOM);
+            for (size_t i = 0; i < sz; i++) {
+                priv[i] = pat(me, i + sz);
+                sym[ROOM + off + i] = pat(me, i + 2 * sz);
+            }
+            aclshmem_barrier_all();
+            aclshmem_putmem(sym + off, priv, sz, next);
+            aclshmem_barrier_all();
+            for (size_t i = 0; i < ROOM; i++)
+                bad += sym[i] != (i >= off && i < off + sz ? pat(prev, i - off + sz) : 0);
+            memset(priv, 0, sizeof priv);
+            aclshmem_getmem(priv + off, sym + ROOM + off, sz, next);
+            for (size_t i = 0; i < ROOM; i++)
+                bad += priv[i] != (i >= off && i < off + sz ? pat(next, i - off + 2 * sz) : 0);
+            aclshmem_barrier_all();
+            for (int shift = -3; shift <= 3; shift++) { /* to this PE, source overlapping */
+                unsigned char *buf = sym + ROOM;
+                for (size_t i = 0; i < ROOM; i++)
+                    buf[i] = want[i] = pat(me, i * 3 + sz);
+                size_t dst = 8 + off, src = (size_t)((int)dst + shift);
+                memmove(want + dst, want + src, sz);
+                aclshmem_putmem(buf + dst, buf + src, sz, me);
+                bad += memcmp(buf, want, ROOM) != 0;
+            }
+        }
+        if (bad) {
+            harness_report(__FILE__, __LINE__, "putmem/getmem of %zu bytes: %zu wrong", sz, bad);
+            bad = 0;
+        }
+    }
+    aclshmem_barrier_all();
+    aclshmem_free(sym);
+    return 0;
+}
+
 /* Everybody writes its slot on everybody, blocking and non-blocking mixed. */
 static int t_all_to_all(int me, int n)
 {
@@ -540,6 +588,7 @@ static const harness_case cases[] = {
     { "typed", t_typed, { 0 }, { 2, 4 } },
     { "sized", t_sized, { 0 }, { 2, 4 } },
     { "mem", t_mem, { 0 }, { 2, 8 } },
+    { "small", t_small, { 0 }, { 2 } },
     { "all_to_all", t_all_to_all, { 0 }, { 4, 8 } },
     { "quiet_fence", t_quiet_fence, { 0 }, { 2, 4 } },
     { "bad_input", t_bad_input, { 0 }, { 2 } },

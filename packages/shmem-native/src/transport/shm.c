@@ -71,13 +71,62 @@ static void load_word(void *dst, const uint8_t *src, size_t len)
     }
 }
 
+/* 2 to 64 bytes in at most four loads and four stores of fixed size, which the compiler
+ * emits inline: a message this small costs less than the call into libc's memmove and its
+ * size dispatch (measured: 32-byte puts at 0.87-0.92x OSHMEM's rate through memmove).  The
+ * two halves overlap when len is not a power of two; every load comes before the first
+ * store, so overlapping src and dst (a put to this PE's own buffer) still behave as memmove. */
+#define SMALL_COPY_MAX 64
+
+static inline void copy_small(uint8_t *dst, const uint8_t *src, size_t len)
+{
+    if (len <= 4) {
+        uint16_t a, b;
+        memcpy(&a, src, 2);
+        memcpy(&b, src + len - 2, 2);
+        memcpy(dst, &a, 2);
+        memcpy(dst + len - 2, &b, 2);
+    } else if (len <= 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else if (len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else {
+        uint8_t a[16], b[16], c[16], d[16];
+        size_t mid = len > 32 ? 16 : len - 16; /* 17..32 bytes: two blocks, c and d repeat them */
+        memcpy(a, src, 16);
+        memcpy(b, src + mid, 16);
+        memcpy(c, src + len - mid - 16, 16);
+        memcpy(d, src + len - 16, 16);
+        memcpy(dst, a, 16);
+        memcpy(dst + mid, b, 16);
+        memcpy(dst + len - mid - 16, c, 16);
+        memcpy(dst + len - 16, d, 16);
+    }
+}
+
+static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t len)
+{
+    if (len >= 2 && len <= SMALL_COPY_MAX)
+        copy_small(dst, src, len);
+    else
+        memmove(dst, src, len);
+}
+
 static int shm_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
 {
     uint8_t *dst = peer_addr(inst, pe, seg, offset);
     if (is_word(dst, len))
         store_word(dst, src, len);
     else
-        memmove(dst, src, len);
+        copy_bytes(dst, src, len);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -87,7 +136,7 @@ static int shm_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
     if (is_word(src, len))
         load_word(dst, src, len);
     else
-        memmove(dst, src, len);
+        copy_bytes(dst, src, len);
     return ACLSHMEM_SUCCESS;
 }
 
