@@ -1005,7 +1005,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
         rank owns one slice of a chunk and one slot of the staging area, at the same place
         for every chunk:
 
-        1. copy the slices the other ranks own into their slots (the own slice is not staged);
+        1. copy the slices the other ranks own into their slots (the own slice is not staged;
+           a chunk is cut into n equal slices, at most a slot each);
         2. barrier; reduce the own slice (the owners' staged copies and this rank's own
            tensor, in team order) into the own slot;
         3. barrier; copy every slice's result from its owner's own slot into the tensor.
@@ -1025,7 +1026,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
         numel = flat.numel()
         base = flat.data_ptr()
         for s in range(0, numel, per * n):
-            bounds = [(min(s + j * per, numel), min(s + (j + 1) * per, numel)) for j in range(n)]
+            bounds = _coll._slices(min(per * n, numel - s), n, item)  # even slices, at most per each
+            bounds = [(s + lo, s + hi) for lo, hi in bounds]
             for j, (lo, hi) in enumerate(bounds):
                 if j != me and hi > lo:
                     ctypes.memmove(rt.stage_addr(j * slot), base + lo * item, (hi - lo) * item)
