@@ -68,18 +68,30 @@ def _init(port, rank, n):
     dist.init_process_group("shmem", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=n)
 
 
-def collectives(port):
-    """Every collective on n ranks: dtypes, ops, chunking (a small pool), async Work,
-    zero-copy symmetric tensors, sub-groups, send/recv, bad input."""
+def _checked_session(port, body):
+    """Starts the "shmem" process group of this PE, runs body(checker, rank, n) without
+    autograd and one torch thread, ends the group; returns the problems found."""
     from shmem import testing
 
-    import shmem_torch as st
+    import shmem_torch  # noqa: F401  (registers "shmem")
 
     torch.set_num_threads(1)
     rank, n = testing.pe(), testing.npes()
     _init(port, rank, n)
     c = Checker(rank)
     with torch.no_grad():
+        body(c, rank, n)
+    dist.barrier()
+    dist.destroy_process_group()
+    return c.problems
+
+
+def collectives(port):
+    """Every collective on n ranks: dtypes, ops, chunking (a small pool), async Work,
+    zero-copy symmetric tensors, sub-groups, send/recv, bad input."""
+    import shmem_torch as st
+
+    def body(c, rank, n):
         _all_reduce(c, rank, n)
         _others(c, rank, n)
         _async(c, rank, n)
@@ -87,10 +99,9 @@ def collectives(port):
         _subgroups(c, rank, n)
         _p2p(c, rank, n)
         _bad_input(c, rank, n)
-    _settings_kept(c, rank, n)
-    dist.barrier()
-    dist.destroy_process_group()
-    return c.problems
+        _settings_kept(c, rank, n)  # turns autograd on itself
+
+    return _checked_session(port, body)
 
 
 def _all_reduce(c, rank, n):
@@ -185,19 +196,7 @@ def _small_in_turn(c, rank, n):
 def staged_unchecked(port):
     """The staged all_reduce with SHMEM_TORCH_CHECK=0: no fingerprint barrier before a
     collective, so the all_reduce alone must leave the staging area free when it returns."""
-    from shmem import testing
-
-    import shmem_torch  # noqa: F401  (registers "shmem")
-
-    torch.set_num_threads(1)
-    rank, n = testing.pe(), testing.npes()
-    _init(port, rank, n)
-    c = Checker(rank)
-    with torch.no_grad():
-        _staged_in_turn(c, rank, n)
-    dist.barrier()
-    dist.destroy_process_group()
-    return c.problems
+    return _checked_session(port, _staged_in_turn)
 
 
 def _staged_all_reduce_case(c, rank, n, numel, dtype, op, group=None, members=None):

@@ -455,7 +455,11 @@ class _Runtime:
     def small(self, pe, parity, nbytes):
         """The first nbytes of PE pe's small area ``parity`` as a 1-D uint8 tensor: a view
         when that PE's pool is mapped here, else a copy fetched with get (another node)."""
-        start = self.small_off + parity * _SMALL_BYTES
+        return self.peer_bytes(pe, self.small_off + parity * _SMALL_BYTES, nbytes)
+
+    def peer_bytes(self, pe, start, nbytes):
+        """Bytes [start, start + nbytes) of PE pe's pool as a uint8 tensor: a view when that
+        PE's pool is mapped here, else a copy fetched with get (another node)."""
         pool = self.peer_pools.get(pe)
         if pool is not None:
             return pool[start:start + nbytes]
@@ -492,13 +496,7 @@ class _Runtime:
     def staged(self, pe, offset, nbytes):
         """Bytes [offset, offset + nbytes) of PE pe's staging area as a uint8 tensor: a
         view when that PE's pool is mapped here, else a copy fetched with get."""
-        start = self.stage_off + offset
-        view = self.peer_pools.get(pe)
-        if view is not None:
-            return view[start:start + nbytes]
-        copy = torch.empty(nbytes, dtype=torch.uint8)
-        get(copy, self.pool[start:start + nbytes], pe)
-        return copy
+        return self.peer_bytes(pe, self.stage_off + offset, nbytes)
 
     # -- fingerprints -------------------------------------------------------
 
