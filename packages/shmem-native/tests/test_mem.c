@@ -488,6 +488,10 @@ static int t_ptr(int me, int n)
                 continue;
             }
             EXPECT(r != p);
+            /* Page-aligned like p, but not at p's place modulo the heap alignment: a store
+             * through r and a load of p must not look like the same address to the CPU. */
+            EXPECT_EQ((uintptr_t)r % 4096, (uintptr_t)p % 4096);
+            EXPECT((uintptr_t)r % (1u << 30) != (uintptr_t)p % (1u << 30));
             r[me] = 100 * me + q + 1;
         }
         aclshmem_barrier_all();
