@@ -31,6 +31,10 @@
  *   g_lat            8  shmem_long_g (us)
  *   pingpong         8  half a round trip: PE 0 shmem_long_p's a word to PE 1, which waits
  *                       for it in shmem_long_wait_until and answers the same way (us)
+ *   pingpong_ptr     8  the same exchange with no library call in the loop: a store through
+ *                       the peer's word's shmem_ptr address and a poll of the own word with
+ *                       atomic loads; what the memory each library maps allows (us; a
+ *                       reference, not a goal; skipped when shmem_ptr gives no address)
  *   barrier          0  shmem_barrier_all on every PE (us)
  *   put_bw        SIZE  a stream of shmem_putmem, shmem_quiet after every 64 and at the
  *                       end, the target in the barrier (GB/s, 1e9 bytes per second)
@@ -230,6 +234,58 @@ static double k_pingpong(long n, size_t size)
     }
     shmem_barrier_all();
     return t;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void await_at_least(long *word, long value)
+{
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < value)
+        cpu_relax();
+}
+
+/* pingpong through shmem_ptr: the floor of k_pingpong on this library's memory. */
+static double k_pingpong_ptr(long n, size_t size)
+{
+    (void)size;
+    double t = 0;
+    ctl[C_PP] = 0;
+    long *peer = me < 2 ? shmem_ptr(&ctl[C_PP], 1 - me) : NULL;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 1; i <= n; i++) {
+            __atomic_store_n(peer, i, __ATOMIC_RELEASE);
+            await_at_least(&ctl[C_PP], i);
+        }
+        t = now() - t0;
+    } else if (me == 1) {
+        for (long i = 1; i <= n; i++) {
+            await_at_least(&ctl[C_PP], i);
+            __atomic_store_n(peer, i, __ATOMIC_RELEASE);
+        }
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+/* Nonzero on every PE when PEs 0 and 1 both have a shmem_ptr address of each other's words. */
+static int ptr_mapped(void)
+{
+    ctl[C_WORD] = me < 2 && shmem_ptr(&ctl[C_PP], 1 - me) != NULL;
+    shmem_barrier_all();
+    long both = shmem_long_g(&ctl[C_WORD], 0) && shmem_long_g(&ctl[C_WORD], 1);
+    shmem_barrier_all();
+    ctl[C_WORD] = 0;
+    shmem_barrier_all();
+    return (int)both;
 }
 
 static double k_barrier(long n, size_t size)
@@ -457,6 +513,8 @@ int main(int argc, char **argv)
     latency("get_lat", k_get_stream, 8, 1.0);
     latency("g_lat", k_g_lat, 8, 1.0);
     latency("pingpong", k_pingpong, 8, 2.0);
+    if (wanted("pingpong_ptr") && ptr_mapped())
+        latency("pingpong_ptr", k_pingpong_ptr, 8, 2.0);
     latency("barrier", k_barrier, 0, 1.0);
     bandwidth("put_bw", k_put_bw);
     bandwidth("put_nbi_bw", k_put_nbi_bw);

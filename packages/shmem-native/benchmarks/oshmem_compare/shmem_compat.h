@@ -185,4 +185,6 @@ static inline void shmem_long_wait_until(long *ivar, int cmp, long cmp_value)
     aclshmem_int64_wait_until((int64_t *)ivar, cmp, cmp_value);
 }
 
+static inline void *shmem_ptr(const void *dest, int pe) { return aclshmem_ptr((void *)dest, pe); }
+
 #endif /* SHMEM_COMPAT_H */
