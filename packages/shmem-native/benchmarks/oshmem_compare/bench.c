@@ -236,19 +236,19 @@ static double k_pingpong(long n, size_t size)
     return t;
 }
 
-static inline void cpu_relax(void)
-{
+/* The spin-loop hint of the CPU, as both libraries' waits use it. */
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+#define CPU_RELAX() __builtin_ia32_pause()
 #elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
 #endif
-}
 
 static void await_at_least(long *word, long value)
 {
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < value)
-        cpu_relax();
+        CPU_RELAX();
 }
 
 /* pingpong through shmem_ptr: the floor of k_pingpong on this library's memory. */
