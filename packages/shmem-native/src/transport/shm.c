@@ -78,37 +78,41 @@ static void load_word(void *dst, const uint8_t *src, size_t len)
  * store, so overlapping src and dst (a put to this PE's own buffer) still behave as memmove. */
 #define SMALL_COPY_MAX 64
 
+/* len bytes (between sizeof(T) and 2 * sizeof(T)) as two blocks of type T, the first and
+ * the last, which overlap when len is below 2 * sizeof(T); both loads before the stores. */
+#define COPY_TWO_BLOCKS(T)                                                                         \
+    do {                                                                                           \
+        T first, last;                                                                             \
+        memcpy(&first, src, sizeof(T));                                                            \
+        memcpy(&last, src + len - sizeof(T), sizeof(T));                                           \
+        memcpy(dst, &first, sizeof(T));                                                            \
+        memcpy(dst + len - sizeof(T), &last, sizeof(T));                                           \
+    } while (0)
+
+typedef struct {
+    uint8_t b[16];
+} block16_t;
+
 static inline void copy_small(uint8_t *dst, const uint8_t *src, size_t len)
 {
     if (len <= 4) {
-        uint16_t a, b;
-        memcpy(&a, src, 2);
-        memcpy(&b, src + len - 2, 2);
-        memcpy(dst, &a, 2);
-        memcpy(dst + len - 2, &b, 2);
+        COPY_TWO_BLOCKS(uint16_t);
     } else if (len <= 8) {
-        uint32_t a, b;
-        memcpy(&a, src, 4);
-        memcpy(&b, src + len - 4, 4);
-        memcpy(dst, &a, 4);
-        memcpy(dst + len - 4, &b, 4);
+        COPY_TWO_BLOCKS(uint32_t);
     } else if (len <= 16) {
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + len - 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + len - 8, &b, 8);
-    } else {
-        uint8_t a[16], b[16], c[16], d[16];
-        size_t mid = len > 32 ? 16 : len - 16; /* 17..32 bytes: two blocks, c and d repeat them */
-        memcpy(a, src, 16);
-        memcpy(b, src + mid, 16);
-        memcpy(c, src + len - mid - 16, 16);
-        memcpy(d, src + len - 16, 16);
-        memcpy(dst, a, 16);
-        memcpy(dst + mid, b, 16);
-        memcpy(dst + len - mid - 16, c, 16);
-        memcpy(dst + len - 16, d, 16);
+        COPY_TWO_BLOCKS(uint64_t);
+    } else if (len <= 32) {
+        COPY_TWO_BLOCKS(block16_t);
+    } else { /* 33..64: the first and the last 32 bytes, as two blocks each */
+        block16_t a, b, c, d;
+        memcpy(&a, src, 16);
+        memcpy(&b, src + 16, 16);
+        memcpy(&c, src + len - 32, 16);
+        memcpy(&d, src + len - 16, 16);
+        memcpy(dst, &a, 16);
+        memcpy(dst + 16, &b, 16);
+        memcpy(dst + len - 32, &c, 16);
+        memcpy(dst + len - 16, &d, 16);
     }
 }
 
