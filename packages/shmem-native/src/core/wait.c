@@ -91,6 +91,15 @@ static long elapsed_ns(const struct timespec *since)
     return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
 }
 
+/* One look: progresses the inter-node transport (when there is one), then asks ready. */
+static inline int poll_once(shmemi_instance_t *inst, void (*progress)(shmemi_instance_t *),
+                            shmemi_ready_fn ready, void *ctx)
+{
+    if (progress)
+        progress(inst);
+    return ready(ctx);
+}
+
 /* Polls ready for up to yield_ns, spinning then yielding; nonzero when it held. */
 static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, long yield_ns)
 {
@@ -102,9 +111,7 @@ static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx,
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (long waited = 0; waited < yield_ns; waited = elapsed_ns(&start)) {
         for (int i = 0; i < 16; i++) {
-            if (progress)
-                progress(inst);
-            if (ready(ctx))
+            if (poll_once(inst, progress, ready, ctx))
                 return 1;
             if (waited < SPIN_NS)
                 cpu_relax();
@@ -143,9 +150,7 @@ static int poll_untimed(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ct
 {
     void (*progress)(shmemi_instance_t *) = inst->progress;
     for (int i = 0; i < UNTIMED_POLLS; i++) {
-        if (progress)
-            progress(inst);
-        if (ready(ctx))
+        if (poll_once(inst, progress, ready, ctx))
             return 1;
         cpu_relax();
     }
