@@ -1024,8 +1024,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
         numel = flat.numel()
         base = flat.data_ptr()
         for s in range(0, numel, per * n):
-            bounds = _coll._slices(min(per * n, numel - s), n, item)  # even slices, at most per each
-            bounds = [(s + lo, s + hi) for lo, hi in bounds]
+            # even slices of the chunk, at most per elements each
+            bounds = [(s + lo, s + hi) for lo, hi in _coll._slices(min(per * n, numel - s), n, item)]
             for j, (lo, hi) in enumerate(bounds):
                 if j != me and hi > lo:
                     ctypes.memmove(rt.stage_addr(j * slot), base + lo * item, (hi - lo) * item)
