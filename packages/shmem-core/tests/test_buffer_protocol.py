@@ -84,3 +84,98 @@ def dlpack_past_finalize():
 
 def test_dlpack_view_survives_finalize():
     assert testing.run_pes(2, dlpack_past_finalize, init=False, timeout=120) == [0, 0]
+
+
+def views_survive_a_failed_finalize():
+    """PE 1 leaves without finalizing; PE 0's finalize fails (its last barrier meets a dead
+    PE) but unmaps the heaps all the same; its views must then read zeros."""
+    import warnings
+
+    import numpy as np
+
+    from shmem import _pyshmem, core, testing
+
+    core.init(mem_size=1 << 20)
+    me = core.my_pe()
+    b = core.buffer(8192)
+    b.numpy()[:] = me + 1
+    core.barrier_all()
+    if me == 1:
+        testing.exit_pe("left without finalizing")
+    arr = b.numpy("int32")
+    mv = memoryview(b)
+    dl = np.from_dlpack(b[4096:])
+    peer = np.frombuffer(core.get_peer_buffer(b, 1), dtype=np.uint8)
+    views = [arr, np.asarray(mv), dl, peer]
+    try:
+        import torch
+    except ImportError:
+        pass
+    else:
+        views.append(torch.from_dlpack(b[:64]).numpy())
+    assert [int(v[0]) for v in views] == [0x01010101, 1, 1, 2] + [1] * (len(views) - 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            core.finalize()
+        except core.AclshmemError as exc:
+            error = str(exc)
+        else:
+            error = None
+    # Before: the zero pages were mapped only after a successful finalize, and this read
+    # was a segmentation fault.
+    seen = [int(v.max()) for v in views] + [mv[100]]
+    mv[0] = 9  # writes reach nobody
+    arr[:] = 7
+    peer[:] = 3
+    warned = [str(w.message) for w in caught if "read zeros" in str(w.message)]
+    finalized = _pyshmem.aclshmemx_init_status() == _pyshmem.InitStatus.NOT_INITIALIZED
+    return error, seen, len(warned), finalized
+
+
+def test_views_survive_a_failed_finalize():
+    pe0, pe1 = testing.run_pes(2, views_survive_a_failed_finalize, init=False, timeout=120)
+    assert pe1 == "left without finalizing"
+    error, seen, warned, finalized = pe0
+    assert error is not None and "PE 1" in error, error  # finalize's own error reaches the user
+    assert seen == [0] * len(seen)
+    assert warned == 1 and finalized
+
+
+def view_of_heap_kept_for_an_abandoned_kernel():
+    """A stream kernel that never returns makes finalize abandon it and keep the heaps:
+    views of them stay on the real memory (no zero pages over it, no 'unsafe' warning)."""
+    import time
+    import warnings
+
+    from shmem import _native, _pyshmem, core
+
+    uid = core.get_unique_id()
+    attr = _pyshmem.InitAttr()
+    assert _pyshmem.aclshmemx_set_attr_uniqueid_args(0, 1, 1 << 20, uid, attr) == 0
+    attr.option_attr.control_operation_timeout = 1  # seconds: finalize gives up on the kernel soon
+    assert _pyshmem.aclshmemx_init_attr(_pyshmem.InitMode.UNIQUEID, attr) == 0
+    b = core.buffer(4096)
+    b[0] = 42
+    mv = memoryview(b)
+    ffi = _native.get_ffi()
+    stuck = ffi.callback("aclshmemx_kernel_fn", lambda block, blocks, arg: time.sleep(30))
+    assert _native.lib.aclshmemx_kernel_launch(ffi.NULL, stuck, 1, ffi.NULL) == 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            core.finalize()
+        except core.AclshmemError as exc:
+            error = str(exc)
+    messages = [str(w.message) for w in caught if "view(s)" in str(w.message)]
+    mv[1] = 43
+    return error, mv[0], bytes(mv[:2]), messages
+
+
+def test_view_of_heap_kept_for_an_abandoned_kernel():
+    [(error, first, both, messages)] = testing.run_pes(1, view_of_heap_kept_for_an_abandoned_kernel,
+                                                       init=False, timeout=120)
+    assert "kernel" in error, error
+    assert first == 42 and both == bytes([42, 43])  # the real (kept) memory, not zero pages
+    assert len(messages) == 1 and "keeps mapped for a stream kernel" in messages[0], messages
+    assert "do not use" not in messages[0], messages

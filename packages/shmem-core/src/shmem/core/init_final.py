@@ -1,14 +1,18 @@
 """Initialisation and finalisation: get_version, get_unique_id, init, finalize.
 
-Finalize unmaps the instance's heaps (this PE's and the peers' mappings).  Views that code
-outside this package still holds of that memory (memoryviews, NumPy arrays, DLPack
-tensors of Buffers; see ``buffer``) would then fault on their next access, so finalize
-maps fresh private zero pages over the address ranges those views cover, right after the
-library unmapped them: a stale view reads zeros, its writes reach nobody, and nothing
-else can be mapped there while it lives.  The pages are mapped with
-``MAP_FIXED_NOREPLACE``, so a range that something else took in the meantime is never
-overwritten (finalize then warns that those views are unsafe); ranges whose views are all
-gone are unmapped at the next init or finalize.
+Finalize unmaps the instance's heaps (this PE's and the peers' mappings), whether it
+succeeds or fails: when a peer died, the library's last barrier fails, and it still
+unmaps.  Views that code outside this package still holds of that memory (memoryviews,
+NumPy arrays, DLPack tensors of Buffers; see ``buffer``) would then fault on their next
+access, so finalize maps fresh private zero pages over the address ranges those views
+cover as soon as the library returns, before it raises the library's error if there is
+one: a stale view reads zeros, its writes reach nobody, and nothing else can be mapped
+there while it lives.  The pages are mapped with ``MAP_FIXED_NOREPLACE``, so a range
+that something else took in the meantime is never overwritten (finalize then warns that
+those views are unsafe); ranges whose views are all gone are unmapped at the next init or
+finalize.  The library keeps the heaps in one case, a stream kernel that finalize had to
+abandon (it may still use them): such ranges are still mapped from the library's heap
+memfds, and their views go on reaching that memory.
 """
 
 import ctypes
@@ -98,12 +102,31 @@ def _page_ranges(blocks: List[Any]) -> List[List[Any]]:
     return merged
 
 
+def _kept_by_library(start: int, end: int) -> bool:
+    """Whether all of [start, end) is still mapped from the library's heap memfds
+    (``/memfd:aclshmem-...``): finalize keeps the heaps for a stream kernel it abandoned."""
+    covered = start
+    with open("/proc/self/maps", "r", encoding="ascii", errors="replace") as maps:
+        for line in maps:  # sorted by address
+            span, _, rest = line.partition(" ")
+            low, high = (int(x, 16) for x in span.split("-"))
+            if high <= covered:
+                continue
+            if low > covered or "/memfd:aclshmem-" not in rest:
+                return False
+            covered = high
+            if covered >= end:
+                return True
+    return False
+
+
 def _map_zero_pages(blocks: List[Any]) -> None:
-    """After the library unmapped the heaps: private zero pages where live views point."""
+    """Once the library's finalize returned (successful or not): private zero pages where
+    live views point."""
     if not blocks:
         return
     libc = _libc_mmap()
-    unsafe = 0
+    unsafe = kept = 0
     for start, end, owners in _page_ranges(blocks):
         got = libc.mmap(start, end - start, _PROT_READ_WRITE,
                         _MAP_PRIVATE_ANONYMOUS_NORESERVE | _MAP_FIXED_NOREPLACE, -1, 0)
@@ -112,11 +135,16 @@ def _map_zero_pages(blocks: List[Any]) -> None:
             continue
         if got not in (None, _MAP_FAILED):
             libc.munmap(got, end - start)  # a kernel without MAP_FIXED_NOREPLACE took it as a hint
-        unsafe += 1
+        if _kept_by_library(start, end):
+            kept += 1
+        else:
+            unsafe += 1
     views = sum(blk.views() for blk in blocks)
     warnings.warn(
         f"finalize: {views} view(s) (memoryview, NumPy array or DLPack tensor) of {len(blocks)} symmetric "
         "allocation(s) are still alive; they now read zeros and their writes reach nobody"
+        + (f" - except in {kept} address range(s) that the library keeps mapped for a stream kernel it "
+           "abandoned: views there still reach that memory" if kept else "")
         + (f" - except in {unsafe} address range(s) that were taken before they could be protected: "
            "do not use those views" if unsafe else ""),
         AclshmemWarning, stacklevel=3)
@@ -282,7 +310,9 @@ def finalize(instance_id: Optional[int] = None) -> None:
 
     Buffers of that instance that were not freed are released (with a warning).  Views of
     its memory that are still alive (memoryviews, NumPy arrays, DLPack tensors) read zeros
-    afterwards instead of faulting (with a warning; see the module's documentation)."""
+    afterwards instead of faulting (with a warning; see the module's documentation), also
+    when finalize fails: raises AclshmemError with the library's reason (e.g. a PE that
+    died), and the instance is finalized all the same."""
     with _instance_lock:
         _unmap_unused_zero_pages()
         if instance_id is None:
@@ -297,7 +327,8 @@ def finalize(instance_id: Optional[int] = None) -> None:
             viewed = _before_finalize(target)
             rc = _pyshmem.aclshmemx_finalize(target)
             api = f"finalize({target})"
-        if rc == _pyshmem.ACLSHMEM_SUCCESS:
-            _map_zero_pages(viewed)
+        # Failed or not, the library has unmapped the heaps (it only reports what went wrong
+        # on the way, e.g. a dead peer): the views need their zero pages before we raise.
+        _map_zero_pages(viewed)
         if rc != _pyshmem.ACLSHMEM_SUCCESS:
             raise native_error(api, rc)
