@@ -38,6 +38,7 @@
 #include "aclshmem.h"
 #include "bootstrap/net.h"
 #include "insider.h"
+#include "rng.h"
 
 #define MAX_PES 8
 #define HONEST_KEY_BIT (1ull << 63)
@@ -47,38 +48,6 @@
 #define ITERATION_ALARM_S 60 /* an iteration that takes longer has hung */
 #define DEFAULT_ITERATIONS 3000
 #define DEFAULT_SECONDS 40
-
-/* ---- the random source: xorshift64*, seeded through splitmix64 ------------------------- */
-static uint64_t rng_state;
-
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-static uint64_t rnd64(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
-/* Uniform in [0, n). */
-static uint32_t rnd(uint32_t n)
-{
-    return n ? (uint32_t)(rnd64() % n) : 0;
-}
-
-static void rnd_fill(void *buf, size_t len)
-{
-    uint8_t *p = buf;
-    for (size_t i = 0; i < len; i++)
-        p[i] = (uint8_t)rnd64();
-}
 
 /* ---- failure reporting -------------------------------------------------------------- */
 static uint64_t iteration_seed;
