@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/crypto.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/wait.h"
@@ -23,6 +24,25 @@ static void host_wake_local(shmemi_instance_t *inst)
     shmemi_doorbell_notify(shmemi_ctrl_of(inst, inst->my_pe));
 }
 
+static void host_put_local(shmemi_instance_t *inst, int seg, size_t offset, const void *src, size_t len)
+{
+    shmemi_transport_shm.put(inst, inst->my_pe, seg, offset, src, len);
+}
+
+static uint64_t host_amo_local(shmemi_instance_t *inst, int seg, size_t offset, const shmemi_amo_t *a)
+{
+    uint64_t old = 0;
+    shmemi_transport_shm.amo(inst, inst->my_pe, seg, offset, a, &old);
+    return old;
+}
+
+static int host_random(void *out, size_t len)
+{
+    if (shmemi_random_bytes(out, len) != 0)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "the kernel gave no random bytes (getrandom failed)");
+    return ACLSHMEM_SUCCESS;
+}
+
 const shmemi_plugin_host_t shmemi_plugin_host = {
     .fail = shmemi_fail,
     .log = shmemi_log,
@@ -30,6 +50,9 @@ const shmemi_plugin_host_t shmemi_plugin_host = {
     .check_alive = shmemi_check_alive,
     .wake_local = host_wake_local,
     .amo_result = shmemi_amo_result,
+    .put_local = host_put_local,
+    .amo_local = host_amo_local,
+    .random = host_random,
 };
 
 /* SHMEM_UCX_PLUGIN, or the plug-in's file in the folder libaclshmem was loaded from (the

@@ -17,7 +17,7 @@
 #include "transport/transport.h"
 
 /* Bump when this header, transport.h or a struct a plug-in reads changes shape. */
-#define SHMEMI_PLUGIN_ABI 2
+#define SHMEMI_PLUGIN_ABI 3
 
 /* The file name of the UCX plug-in, looked for beside libaclshmem unless SHMEM_UCX_PLUGIN
  * names another path. */
@@ -39,13 +39,22 @@ typedef struct {
     void (*wake_local)(shmemi_instance_t *inst);
     /* shmemi_amo_result: the arithmetic of every AMO, for AMOs done as compare-and-swap. */
     uint64_t (*amo_result)(const shmemi_amo_t *a, uint64_t old);
+    /* Writes into this PE's own segment seg at offset, as a same-node put would (a word in
+     * one access, so that a waiter never sees half of it); the caller has checked the range. */
+    void (*put_local)(shmemi_instance_t *inst, int seg, size_t offset, const void *src, size_t len);
+    /* Applies a on this PE's own word at (seg, offset) as a same-node AMO would (atomic with
+     * every other AMO on it, waiters woken); returns the word's old value. */
+    uint64_t (*amo_local)(shmemi_instance_t *inst, int seg, size_t offset, const shmemi_amo_t *a);
+    /* len random bytes from the kernel: ACLSHMEM_SUCCESS, or an error (recorded). */
+    int (*random)(void *out, size_t len);
 } shmemi_plugin_host_t;
 
 typedef struct shmemi_plugin {
     int abi;             /* SHMEMI_PLUGIN_ABI of the plug-in's build */
     const char *version; /* the libaclshmem version it was built with */
     const char *name;    /* for messages: "UCX 1.13.1" */
-    const shmemi_transport_ops_t *ops;
+    /* The ops table for inst's PEs on other nodes, which start chose. */
+    const shmemi_transport_ops_t *(*ops)(shmemi_instance_t *inst);
     /* Collective over every PE of inst (each one has peers on other nodes): connects to the
      * PEs whose heaps.same_node[] is 0 and sets inst->remote to its state. */
     int (*start)(shmemi_instance_t *inst, const shmemi_plugin_host_t *host);

@@ -64,7 +64,7 @@ static int connect_remote(shmemi_instance_t *inst, int remote)
     inst->before_sleep = plugin->before_sleep;
     for (int pe = 0; pe < inst->n_pes; pe++)
         if (!inst->heaps.same_node[pe])
-            inst->transport[pe] = plugin->ops;
+            inst->transport[pe] = plugin->ops(inst);
     SHMEMI_INFO("PE %d reaches %d PE(s) on other nodes through %s", inst->my_pe, remote, plugin->name);
     return ACLSHMEM_SUCCESS;
 }
@@ -85,7 +85,7 @@ int shmemi_transport_select(shmemi_instance_t *inst)
 int shmemi_transport_quiet(shmemi_instance_t *inst)
 {
     SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
-    return inst->plugin ? inst->plugin->ops->quiet(inst) : ACLSHMEM_SUCCESS;
+    return inst->plugin ? inst->plugin->ops(inst)->quiet(inst) : ACLSHMEM_SUCCESS;
 }
 
 void shmemi_transport_fini(shmemi_instance_t *inst)

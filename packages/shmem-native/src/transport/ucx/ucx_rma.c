@@ -1,57 +1,9 @@
-/* The UCX transport's ops table: put, get, AMOs, quiet (see ucx.h). */
-#include <sched.h>
+/* The RMA data plane: UCX's own put, get and atomics with remote keys, for fabrics whose
+ * hardware does RMA, where the rkey is the capability (see ucx.h). */
 #include <string.h>
 
 #include "core/error.h"
 #include "transport/ucx/ucx.h"
-
-/* A wait for a request polls this many times before it starts yielding the CPU. */
-#define SPIN_POLLS 64
-/* ... and checks the job's liveness every this many polls. */
-#define LIVENESS_POLLS 256
-
-static int op_failed(ucx_state_t *st, ucs_status_t status, const char *what, int pe)
-{
-    int alive = st->host->check_alive(st->inst); /* "PE n died" says more than UCX's status */
-    if (alive != ACLSHMEM_SUCCESS)
-        return alive;
-    if (pe < 0)
-        return st->host->fail(ACLSHMEM_INNER_ERROR, "%s of the PEs on other nodes failed in UCX: %s", what,
-                              ucs_status_string(status));
-    return st->host->fail(ACLSHMEM_INNER_ERROR, "%s to PE %d (on another node) failed in UCX: %s", what, pe,
-                          ucs_status_string(status));
-}
-
-int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int pe)
-{
-    if (req == NULL)
-        return ACLSHMEM_SUCCESS;
-    if (UCS_PTR_IS_ERR(req))
-        return op_failed(st, UCS_PTR_STATUS(req), what, pe);
-    ucs_status_t status;
-    for (unsigned polls = 1;; polls++) {
-        atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
-        pthread_mutex_lock(&st->lock);
-        ucp_worker_progress(st->worker);
-        status = ucp_request_check_status(req);
-        pthread_mutex_unlock(&st->lock);
-        if (status != UCS_INPROGRESS)
-            break;
-        if (polls % LIVENESS_POLLS == 0 && st->host->check_alive(st->inst) != ACLSHMEM_SUCCESS) {
-            /* UCX releases the request when it completes (with an error, as the peer is gone). */
-            pthread_mutex_lock(&st->lock);
-            ucp_request_free(req);
-            pthread_mutex_unlock(&st->lock);
-            return st->host->check_alive(st->inst);
-        }
-        if (polls > SPIN_POLLS)
-            sched_yield(); /* the PE that must answer may need this core */
-    }
-    pthread_mutex_lock(&st->lock);
-    ucp_request_free(req);
-    pthread_mutex_unlock(&st->lock);
-    return status == UCS_OK ? ACLSHMEM_SUCCESS : op_failed(st, status, what, pe);
-}
 
 static ucx_peer_t *peer_of(shmemi_instance_t *inst, int pe)
 {
@@ -185,7 +137,7 @@ static int ucx_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, cons
     ucs_status_t status = ucp_worker_fence(st->worker);
     pthread_mutex_unlock(&st->lock);
     if (status != UCS_OK)
-        return op_failed(st, status, "a fence", pe);
+        return shmemi_ucx_op_failed(st, status, "a fence", pe);
     uint64_t raddr = peer->base[seg] + offset;
     int integer_word = (a->width == 4 || a->width == 8) && (a->op != SHMEMI_AMO_ADD || a->kind == SHMEMI_AMO_INT);
     return integer_word ? native_amo(inst, pe, raddr, peer->rkey[seg], a, fetched)
@@ -215,8 +167,8 @@ static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
     return NULL; /* another node's memory has no address here */
 }
 
-const shmemi_transport_ops_t shmemi_ucx_ops = {
-    .name = "ucx",
+const shmemi_transport_ops_t shmemi_ucx_rma_ops = {
+    .name = "ucx-rma",
     .put = ucx_put,
     .get = ucx_get,
     .amo = ucx_amo,

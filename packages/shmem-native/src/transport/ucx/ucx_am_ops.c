@@ -1,0 +1,357 @@
+/* The AM data plane over UCP (see ucx.h, ucx_am.h): the ops table that sends our active
+ * messages, and the UCP handler that hands received ones to shmemi_am_receive.
+ *
+ * Order: every message is sent eagerly (never rendezvous) and waited for until UCX has
+ * taken it, so the messages of one thread to one PE leave in program order on the
+ * endpoint's one active-message lane and are applied in that order.  A put followed by a
+ * signal is therefore seen in that order, and a FLUSH answered means that everything sent
+ * to that PE before it is in place: quiet sends one to every PE written since the last
+ * quiet and waits for the answers. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "transport/ucx/ucx.h"
+
+/* Puts and gets travel in pieces of at most this many bytes.  A piece fits the eager
+ * protocol's buffers without a large reassembly copy, and a get's reply stays within what
+ * the receiver accepts (SHMEMI_AM_GET_MAX in ucx_am.c). */
+#define AM_PIECE ((size_t)64 << 10)
+/* A get keeps this many pieces in flight. */
+#define AM_GET_WINDOW 8
+
+/* ---- sending -------------------------------------------------------------------------------- */
+
+static ucx_peer_t *peer_of(ucx_state_t *st, int pe)
+{
+    return &st->peers[pe];
+}
+
+/* Sends h (and len bytes at data) to pe and waits until UCX has taken both. */
+static int am_send(ucx_state_t *st, int pe, const shmemi_am_header_t *h, const void *data, size_t len,
+                   const char *what)
+{
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_AM_SEND_FLAG_EAGER};
+    pthread_mutex_lock(&st->lock);
+    ucs_status_ptr_t req = ucp_am_send_nbx(peer_of(st, pe)->ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
+    pthread_mutex_unlock(&st->lock);
+    return shmemi_ucx_wait(st, req, what, pe);
+}
+
+/* A request slot for op to pe (its token).  When all are in use (many threads with
+ * requests in flight), progresses until one of them is answered. */
+static int take_slot(ucx_state_t *st, uint8_t op, int pe, void *dst, size_t len, uint64_t *token)
+{
+    for (unsigned tries = 1;; tries++) {
+        pthread_mutex_lock(&st->lock);
+        *token = shmemi_am_pending_take(&st->pending, op, pe, dst, len);
+        pthread_mutex_unlock(&st->lock);
+        if (*token)
+            return ACLSHMEM_SUCCESS;
+        shmemi_ucx_progress(st->inst);
+        sched_yield();
+        if (tries % 256 == 0) {
+            int alive = st->host->check_alive(st->inst);
+            if (alive != ACLSHMEM_SUCCESS)
+                return alive;
+        }
+    }
+}
+
+static void release_slot(ucx_state_t *st, uint64_t token)
+{
+    pthread_mutex_lock(&st->lock);
+    shmemi_am_pending_release(&st->pending, token);
+    pthread_mutex_unlock(&st->lock);
+}
+
+/* Waits for the reply to token; its value in *value (if not NULL).  The slot is freed
+ * either way, so that a reply arriving after a failure is dropped. */
+static int await_reply(ucx_state_t *st, uint64_t token, uint64_t *value)
+{
+    shmemi_am_slot_t *slot = shmemi_am_pending_slot(&st->pending, token);
+    int rc = shmemi_ucx_wait_state(st, &slot->state, SHMEMI_AM_SLOT_DONE);
+    if (rc == ACLSHMEM_SUCCESS && value)
+        *value = slot->value;
+    release_slot(st, token);
+    return rc;
+}
+
+static void mark_written(ucx_state_t *st, int pe)
+{
+    pthread_mutex_lock(&st->lock);
+    peer_of(st, pe)->dirty = 1;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static int am_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+{
+    ucx_state_t *st = ucx_state(inst);
+    shmemi_am_header_t h;
+    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_PUT, inst->my_pe);
+    h.seg = (uint8_t)seg;
+    mark_written(st, pe);
+    size_t done = 0;
+    do {
+        size_t piece = len - done < AM_PIECE ? len - done : AM_PIECE;
+        h.offset = offset + done;
+        h.len = piece;
+        SHMEMI_TRY(am_send(st, pe, &h, (const uint8_t *)src + done, piece, "a put"));
+        done += piece;
+    } while (done < len);
+    return ACLSHMEM_SUCCESS;
+}
+
+/* One piece of a get: asks for it (the reply lands in dst) and returns its token. */
+static int ask_piece(ucx_state_t *st, int pe, int seg, size_t offset, void *dst, size_t len, uint64_t *token)
+{
+    SHMEMI_TRY(take_slot(st, SHMEMI_AM_GET, pe, dst, len, token));
+    shmemi_am_header_t h;
+    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_GET, st->inst->my_pe);
+    h.seg = (uint8_t)seg;
+    h.offset = offset;
+    h.len = len;
+    h.token = *token;
+    int rc = am_send(st, pe, &h, NULL, 0, "a get");
+    if (rc != ACLSHMEM_SUCCESS)
+        release_slot(st, *token);
+    return rc;
+}
+
+/* Up to AM_GET_WINDOW pieces in flight: the oldest is awaited before another is asked. */
+static int am_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
+{
+    ucx_state_t *st = ucx_state(inst);
+    uint64_t token[AM_GET_WINDOW];
+    size_t asked = 0;
+    int oldest = 0, in_flight = 0, rc = ACLSHMEM_SUCCESS;
+    while (rc == ACLSHMEM_SUCCESS && (asked < len || in_flight > 0)) {
+        if (asked < len && in_flight < AM_GET_WINDOW) {
+            size_t piece = len - asked < AM_PIECE ? len - asked : AM_PIECE;
+            rc = ask_piece(st, pe, seg, offset + asked, (uint8_t *)dst + asked, piece,
+                           &token[(oldest + in_flight) % AM_GET_WINDOW]);
+            in_flight += rc == ACLSHMEM_SUCCESS;
+            asked += piece;
+        } else {
+            rc = await_reply(st, token[oldest], NULL);
+            oldest = (oldest + 1) % AM_GET_WINDOW;
+            in_flight--;
+        }
+    }
+    for (; in_flight > 0; in_flight--, oldest = (oldest + 1) % AM_GET_WINDOW)
+        release_slot(st, token[oldest]); /* a failure left these unanswered */
+    return rc;
+}
+
+static int am_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a, uint64_t *fetched)
+{
+    ucx_state_t *st = ucx_state(inst);
+    shmemi_am_header_t h;
+    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_AMO, inst->my_pe);
+    h.seg = (uint8_t)seg;
+    h.offset = offset;
+    h.amo_op = (uint8_t)a->op;
+    h.amo_kind = (uint8_t)a->kind;
+    h.amo_width = (uint32_t)a->width;
+    h.value = a->value;
+    h.cond = a->cond;
+    if (!fetched) { /* posted: complete at the next quiet, as a put */
+        mark_written(st, pe);
+        return am_send(st, pe, &h, NULL, 0, "an atomic operation");
+    }
+    SHMEMI_TRY(take_slot(st, SHMEMI_AM_AMO, pe, NULL, 0, &h.token));
+    int rc = am_send(st, pe, &h, NULL, 0, "an atomic operation");
+    if (rc != ACLSHMEM_SUCCESS) {
+        release_slot(st, h.token);
+        return rc;
+    }
+    return await_reply(st, h.token, fetched);
+}
+
+/* Nothing to ring: the target applies our messages in its own progress and rings its own
+ * doorbell. */
+static void am_notify(shmemi_instance_t *inst, int pe)
+{
+    (void)inst, (void)pe;
+}
+
+/* A FLUSH to every PE written since the last quiet, then their answers. */
+static int am_quiet(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    int rc = ACLSHMEM_SUCCESS;
+    uint64_t *tokens = calloc((size_t)inst->n_pes, sizeof(*tokens));
+    if (!tokens)
+        return st->host->fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    for (int pe = 0; pe < inst->n_pes && rc == ACLSHMEM_SUCCESS; pe++) {
+        ucx_peer_t *peer = peer_of(st, pe);
+        pthread_mutex_lock(&st->lock);
+        int written = peer->dirty;
+        peer->dirty = 0;
+        pthread_mutex_unlock(&st->lock);
+        if (!written)
+            continue;
+        rc = take_slot(st, SHMEMI_AM_FLUSH, pe, NULL, 0, &tokens[pe]);
+        shmemi_am_header_t h;
+        shmemi_am_header_init(&h, peer->cap, SHMEMI_AM_FLUSH, inst->my_pe);
+        h.token = tokens[pe];
+        if (rc == ACLSHMEM_SUCCESS)
+            rc = am_send(st, pe, &h, NULL, 0, "quiet (a flush)");
+    }
+    for (int pe = 0; pe < inst->n_pes; pe++) {
+        if (!tokens[pe])
+            continue;
+        if (rc == ACLSHMEM_SUCCESS)
+            rc = await_reply(st, tokens[pe], NULL);
+        else
+            release_slot(st, tokens[pe]);
+    }
+    free(tokens);
+    return rc;
+}
+
+static void *am_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
+{
+    (void)inst, (void)pe, (void)seg, (void)offset;
+    return NULL; /* another node's memory has no address here */
+}
+
+const shmemi_transport_ops_t shmemi_ucx_am_ops = {
+    .name = "ucx-am",
+    .put = am_put,
+    .get = am_get,
+    .amo = am_amo,
+    .notify = am_notify,
+    .quiet = am_quiet,
+    .ptr = am_ptr,
+};
+
+/* ---- receiving ------------------------------------------------------------------------------- */
+
+static void target_put(void *ctx, int seg, size_t offset, const void *src, size_t len)
+{
+    ucx_state_t *st = ctx;
+    st->host->put_local(st->inst, seg, offset, src, len);
+}
+
+static uint64_t target_amo(void *ctx, int seg, size_t offset, const shmemi_amo_t *a)
+{
+    ucx_state_t *st = ctx;
+    return st->host->amo_local(st->inst, seg, offset, a);
+}
+
+static int target_can_reply(void *ctx, int pe)
+{
+    ucx_state_t *st = ctx;
+    return peer_of(st, pe)->ep != NULL;
+}
+
+static void reply_sent(void *request, ucs_status_t status, void *user_data)
+{
+    (void)request, (void)status;
+    free(user_data); /* the header, which UCX needed until now */
+}
+
+/* Runs inside the worker's progress, under st->lock. */
+static void target_reply(void *ctx, int pe, uint64_t token, uint64_t value, const void *data, size_t len)
+{
+    ucx_state_t *st = ctx;
+    shmemi_am_header_t *h = malloc(sizeof(*h));
+    if (!h)
+        return; /* the requester's wait ends when the job fails or this PE answers again */
+    shmemi_am_header_init(h, peer_of(st, pe)->cap, SHMEMI_AM_REPLY, st->inst->my_pe);
+    h->token = token;
+    h->value = value;
+    h->len = len;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+        .cb.send = reply_sent,
+        .user_data = h,
+    };
+    ucs_status_ptr_t req = ucp_am_send_nbx(peer_of(st, pe)->ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
+    if (UCS_PTR_IS_PTR(req))
+        ucp_request_free(req); /* reply_sent frees h when UCX is done with it */
+    else
+        free(h);
+}
+
+static uint64_t total_dropped(const shmemi_am_target_t *t)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < SHMEMI_AM_DROP_REASONS; r++)
+        n += t->dropped[r];
+    return n;
+}
+
+/* Logs the first message dropped at warning level, later ones at debug level, so that a
+ * flood of forged messages cannot flood the log. */
+static void note_drop(ucx_state_t *st, shmemi_am_drop_t why)
+{
+    int first = total_dropped(&st->target) == 1;
+    st->host->log(first ? SHMEMI_LOG_WARN : SHMEMI_LOG_DEBUG, "PE %d: data plane: dropped an active message (%s)%s",
+                  st->inst->my_pe, shmemi_am_drop_names[why],
+                  first ? "; further drops are logged at debug level and counted" : "");
+}
+
+static ucs_status_t am_arrived(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                               const ucp_am_recv_param_t *param)
+{
+    ucx_state_t *st = arg;
+    shmemi_am_drop_t result;
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) /* we never send rendezvous: not ours */
+        st->target.dropped[result = SHMEMI_AM_DROP_MALFORMED]++;
+    else
+        result = shmemi_am_receive(&st->target, header, header_length, data, length);
+    if (result != SHMEMI_AM_APPLIED)
+        note_drop(st, result);
+    return UCS_OK; /* the data is not kept (UCX releases it; a rendezvous is dropped) */
+}
+
+int shmemi_ucx_am_listen(ucx_state_t *st)
+{
+    shmemi_instance_t *inst = st->inst;
+    shmemi_am_target_t *t = &st->target;
+    t->my_pe = inst->my_pe;
+    t->n_pes = inst->n_pes;
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        t->seg[s].base = inst->heaps.seg[s].base;
+        t->seg[s].size = inst->heaps.seg[s].size;
+    }
+    t->pending = &st->pending;
+    t->ctx = st;
+    t->put = target_put;
+    t->amo = target_amo;
+    t->can_reply = target_can_reply;
+    t->reply = target_reply;
+    SHMEMI_TRY(st->host->random(t->cap, sizeof(t->cap)));
+    ucp_am_handler_param_t param = {
+        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                      UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG,
+        .id = SHMEMI_AM_UCP_ID,
+        .flags = UCP_AM_FLAG_WHOLE_MSG,
+        .cb = am_arrived,
+        .arg = st,
+    };
+    ucs_status_t status = ucp_worker_set_am_recv_handler(st->worker, &param);
+    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_fail(st, status, "active-message handler");
+}
+
+void shmemi_ucx_am_report(ucx_state_t *st)
+{
+    const shmemi_am_target_t *t = &st->target;
+    uint64_t dropped = total_dropped(t);
+    int level = dropped ? SHMEMI_LOG_WARN : SHMEMI_LOG_INFO;
+    st->host->log(level,
+                  "PE %d: data plane: %llu active messages applied, %llu dropped (%llu malformed, %llu with a "
+                  "wrong capability, %llu outside the segments, %llu impossible, %llu stale replies); %lu "
+                  "connections from outside the job shut down",
+                  st->inst->my_pe, (unsigned long long)t->accepted, (unsigned long long)dropped,
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_MALFORMED],
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_CAPABILITY],
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_BOUNDS],
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_ARGUMENT],
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_STALE], st->guard.swept);
+}

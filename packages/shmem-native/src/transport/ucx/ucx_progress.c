@@ -1,0 +1,223 @@
+/* Moving the UCX worker on: the progress thread, and the waits of the ops (see ucx.h). */
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "transport/ucx/ucx.h"
+
+/* A wait polls this many times before it starts yielding the CPU ... */
+#define SPIN_POLLS 64
+/* ... and checks the job's liveness every this many polls. */
+#define LIVENESS_POLLS 256
+
+/* ---- progress by the PE's own threads ------------------------------------------------------- */
+
+unsigned shmemi_ucx_progress_once(ucx_state_t *st)
+{
+    if (pthread_mutex_trylock(&st->lock) != 0)
+        return 0; /* another thread is progressing the worker right now */
+    unsigned events = 0;
+    while (ucp_worker_progress(st->worker))
+        events++;
+    pthread_mutex_unlock(&st->lock);
+    return events;
+}
+
+void shmemi_ucx_progress(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
+    if (shmemi_ucx_progress_once(st))
+        st->host->wake_local(inst); /* other threads of this PE may sleep on the doorbell */
+}
+
+int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what, int pe)
+{
+    int alive = st->host->check_alive(st->inst); /* "PE n died" says more than UCX's status */
+    if (alive != ACLSHMEM_SUCCESS)
+        return alive;
+    if (pe < 0)
+        return st->host->fail(ACLSHMEM_INNER_ERROR, "%s of the PEs on other nodes failed in UCX: %s", what,
+                              ucs_status_string(status));
+    return st->host->fail(ACLSHMEM_INNER_ERROR, "%s to PE %d (on another node) failed in UCX: %s", what, pe,
+                          ucs_status_string(status));
+}
+
+/* One poll of a wait: progresses the worker under the lock and asks done(arg) there. */
+typedef int (*ucx_done_fn)(ucx_state_t *st, void *arg);
+
+/* Polls until done says so (1), or the job failed (an error).  After SPIN_POLLS polls it
+ * yields the CPU at each one: the PE that must answer may need this core. */
+static int poll_until(ucx_state_t *st, ucx_done_fn done, void *arg)
+{
+    for (unsigned polls = 1;; polls++) {
+        atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
+        pthread_mutex_lock(&st->lock);
+        unsigned events = ucp_worker_progress(st->worker);
+        int finished = done(st, arg);
+        pthread_mutex_unlock(&st->lock);
+        if (events)
+            st->host->wake_local(st->inst); /* handlers may have written our memory */
+        if (finished)
+            return ACLSHMEM_SUCCESS;
+        if (polls % LIVENESS_POLLS == 0) {
+            int alive = st->host->check_alive(st->inst);
+            if (alive != ACLSHMEM_SUCCESS)
+                return alive;
+        }
+        if (polls > SPIN_POLLS)
+            sched_yield();
+    }
+}
+
+typedef struct {
+    ucs_status_ptr_t req;
+    ucs_status_t status;
+} request_wait_t;
+
+static int request_done(ucx_state_t *st, void *arg)
+{
+    (void)st;
+    request_wait_t *w = arg;
+    w->status = ucp_request_check_status(w->req);
+    return w->status != UCS_INPROGRESS;
+}
+
+int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int pe)
+{
+    if (req == NULL)
+        return ACLSHMEM_SUCCESS;
+    if (UCS_PTR_IS_ERR(req))
+        return shmemi_ucx_op_failed(st, UCS_PTR_STATUS(req), what, pe);
+    request_wait_t w = {.req = req, .status = UCS_INPROGRESS};
+    int rc = poll_until(st, request_done, &w);
+    /* Also when the job failed: UCX releases the request once it completes (with an error,
+     * as the peer is gone). */
+    pthread_mutex_lock(&st->lock);
+    ucp_request_free(req);
+    pthread_mutex_unlock(&st->lock);
+    if (rc != ACLSHMEM_SUCCESS)
+        return rc;
+    return w.status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, w.status, what, pe);
+}
+
+typedef struct {
+    const int *state;
+    int until;
+} state_wait_t;
+
+static int state_reached(ucx_state_t *st, void *arg)
+{
+    (void)st;
+    state_wait_t *w = arg;
+    return __atomic_load_n(w->state, __ATOMIC_ACQUIRE) == w->until;
+}
+
+int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until)
+{
+    state_wait_t w = {state, until};
+    return poll_until(st, state_reached, &w);
+}
+
+/* ---- the progress thread -------------------------------------------------------------------- */
+
+/* Progresses, then arms the worker's event fd: UCS_OK (armed, nothing pending) or
+ * UCS_ERR_BUSY (more to do). */
+static ucs_status_t progress_and_arm(ucx_state_t *st, unsigned *events)
+{
+    pthread_mutex_lock(&st->lock);
+    while (ucp_worker_progress(st->worker))
+        (*events)++;
+    ucs_status_t status = ucp_worker_arm(st->worker);
+    pthread_mutex_unlock(&st->lock);
+    return status;
+}
+
+static void wake_thread(ucx_state_t *st)
+{
+    atomic_fetch_add(&st->park, 1);
+    syscall(SYS_futex, &st->park, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void shmemi_ucx_before_sleep(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    atomic_store(&st->needed, 1);
+    wake_thread(st);
+}
+
+/* Parks the progress thread for PARK_MS while the PE's own threads poll: 1 when it parked
+ * (polls moved since *seen), 0 when the thread must progress.  A park that outlives the
+ * polling (a waiter went back to user code) ends by its timeout. */
+#define PARK_MS 1
+static int park_while_polled(ucx_state_t *st, unsigned *seen)
+{
+    unsigned polls = atomic_load(&st->polls);
+    if (atomic_exchange(&st->needed, 0) || polls == *seen) {
+        *seen = polls;
+        return 0;
+    }
+    *seen = polls;
+    unsigned word = atomic_load(&st->park);
+    struct timespec timeout = {0, PARK_MS * 1000000L};
+    syscall(SYS_futex, &st->park, FUTEX_WAIT_PRIVATE, word, &timeout, NULL, 0);
+    return 1;
+}
+
+static void *progress_main(void *arg)
+{
+    ucx_state_t *st = arg;
+    unsigned seen = atomic_load(&st->polls);
+    while (!atomic_load(&st->stopping)) {
+        if (park_while_polled(st, &seen))
+            continue;
+        unsigned events = 0;
+        ucs_status_t status = progress_and_arm(st, &events);
+        if (events)
+            st->host->wake_local(st->inst);
+        if (status == UCS_ERR_BUSY)
+            continue;
+        /* Armed: the fd turns readable when the network brings something.  The timeout
+         * only matters for transports that write without an event (RDMA): their writes
+         * are seen by polling waiters at once and by sleeping ones within the futex's
+         * own timeout. */
+        struct pollfd fds[2] = {{.fd = st->worker_fd, .events = POLLIN}, {.fd = st->stop_fd, .events = POLLIN}};
+        (void)poll(fds, 2, status == UCS_OK ? 100 : 1);
+    }
+    return NULL;
+}
+
+int shmemi_ucx_start_thread(ucx_state_t *st)
+{
+    st->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (st->stop_fd < 0)
+        return st->host->fail(ACLSHMEM_INNER_ERROR, "eventfd: %s", strerror(errno));
+    int err = pthread_create(&st->thread, NULL, progress_main, st);
+    if (err)
+        return st->host->fail(ACLSHMEM_INNER_ERROR, "cannot start the UCX progress thread: %s", strerror(err));
+    st->thread_started = 1;
+    return ACLSHMEM_SUCCESS;
+}
+
+void shmemi_ucx_stop_thread(ucx_state_t *st)
+{
+    if (st->thread_started) {
+        atomic_store(&st->stopping, 1);
+        wake_thread(st);
+        uint64_t one = 1;
+        ssize_t wrote = write(st->stop_fd, &one, sizeof(one));
+        (void)wrote;
+        pthread_join(st->thread, NULL);
+        st->thread_started = 0;
+    }
+    if (st->stop_fd >= 0)
+        close(st->stop_fd);
+    st->stop_fd = -1;
+}
