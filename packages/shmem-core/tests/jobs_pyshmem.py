@@ -130,6 +130,26 @@ def teams():
 
 
 @checks
+def team_split_mismatch():
+    """PEs that ask for different splits of one parent: every PE raises AclshmemError with
+    the library's message naming both requests, and no team is created."""
+    me, n, _, _ = ring()
+    start, size = (0, 2) if me == 0 else (1, 1)  # PE 0 asks for {0, 1}, the others for {1}
+    err = raises(core.AclshmemError, P.team_split_strided, 0, start, 1, size, match="disagree")
+    theirs = "PE 1 asked for (start 1, stride 1, size 1)" if me == 0 else "PE 0 asked for (start 0, stride 1, size 2)"
+    mine = f"PE {me} for (start {start}, stride 1, size {size})"
+    assert theirs in str(err) and mine in str(err) and "no team was created" in str(err), str(err)
+    assert err.code == P.ACLSHMEM_INVALID_PARAM and isinstance(err, RuntimeError)
+    err = raises(core.AclshmemError, P.team_split_2d, 0, 1 if me == 0 else 2, match="disagree")
+    assert "(x_range 1)" in str(err) and "(x_range 2)" in str(err), str(err)
+    # Nothing was created: the next split every PE agrees on gets the lowest id.
+    t = P.team_split_strided(0, 0, 1, n)
+    assert t == 1 and P.team_n_pes(t) == n
+    P.aclshmem_barrier(t)
+    P.team_destroy(t)
+
+
+@checks
 def barriers_and_handles():
     me, n, _, _ = ring()
     P.aclshmem_barrier(0)

@@ -1,6 +1,7 @@
 /*
  * test_team.c - teams: world queries, split_strided (members and non-members, nesting,
- * bad arguments), split_2d, translate_pe, get_config, destroy, and the 2047-team pool.
+ * bad arguments), splits whose PEs ask for different things (refused on every PE), split_2d,
+ * translate_pe, get_config, destroy, and the 2047-team pool.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -243,6 +244,141 @@ static int t_split_bad(int me, int n)
     return 0;
 }
 
+/* ---- splits whose PEs disagree: refused on every PE, nothing created ------------------- */
+
+/* The split's last error names both requests: the first PE that asked for something else
+ * (theirs) and this PE's own (mine). */
+static void expect_disagreement(int rc, const char *theirs, const char *mine)
+{
+    EXPECT_EQ(rc, ACLSHMEM_INVALID_PARAM);
+    EXPECT_ERROR_CONTAINS("disagree");
+    EXPECT_ERROR_CONTAINS(theirs);
+    EXPECT_ERROR_CONTAINS(mine);
+    EXPECT_ERROR_CONTAINS("no team was created");
+}
+
+/* split_strided on world: PE 0 asks for (start0, stride0, size0), every other PE for
+ * (start1, stride1, size1).  Every PE must fail at once, with new_team INVALID. */
+static void split_strided_disagreeing(int me, int start0, int stride0, int size0, int start1, int stride1,
+                                      int size1)
+{
+    int start = me == 0 ? start0 : start1, stride = me == 0 ? stride0 : stride1;
+    int size = me == 0 ? size0 : size1;
+    char theirs[96], mine[96];
+    snprintf(theirs, sizeof theirs, "PE %d asked for (start %d, stride %d, size %d)", me == 0 ? 1 : 0,
+             me == 0 ? start1 : start0, me == 0 ? stride1 : stride0, me == 0 ? size1 : size0);
+    snprintf(mine, sizeof mine, "PE %d for (start %d, stride %d, size %d)", me, start, stride, size);
+    aclshmem_team_t t = 999;
+    harness_mark_error();
+    double t0 = harness_now();
+    int rc = aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, start, stride, size, &t);
+    EXPECT_LT(harness_now() - t0, 5.0); /* no PE waits for the control timeout */
+    EXPECT_EQ(t, ACLSHMEM_TEAM_INVALID);
+    expect_disagreement(rc, theirs, mine);
+    if (rc == ACLSHMEM_SUCCESS && t > 0)
+        aclshmem_team_destroy(t);
+}
+
+/* A split that every PE asks for in the same way still works, and gets the lowest id: the
+ * refused splits took no slot anywhere. */
+static void expect_pool_untouched(int n, int32_t *slot)
+{
+    aclshmem_team_t t = 999;
+    EXPECT_EQ(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, 1, n, &t), ACLSHMEM_SUCCESS);
+    EXPECT_EQ(t, 1);
+    EXPECT_EQ(aclshmem_team_n_pes(t), n);
+    if (t > 0) {
+        team_ring(t, slot);
+        aclshmem_team_destroy(t);
+    }
+    for (int id = 2; id < 8; id++)
+        expect_team_gone(id);
+    aclshmem_barrier_all();
+}
+
+static int t_split_mismatch(int me, int n)
+{
+    int32_t *slot = aclshmem_malloc(sizeof(int32_t));
+    ASSERT_NOT_NULL(slot);
+
+    /* The case: PE 0 asks for {0, 1}, the others for {1}. */
+    split_strided_disagreeing(me, 0, 1, 2, 1, 1, 1);
+    expect_pool_untouched(n, slot);
+    /* Only the size differs. */
+    split_strided_disagreeing(me, 0, 1, n, 0, 1, n - 1);
+    /* Only the stride differs (both valid). */
+    split_strided_disagreeing(me, 0, 2, 1, 0, 1, 1);
+    /* PE 0's arguments are invalid on their own: it still takes part, so nobody waits. */
+    split_strided_disagreeing(me, 0, 0, n, 0, 1, n);
+    split_strided_disagreeing(me, 0, 1, n + 5, 0, 1, n);
+    /* The same arguments, but PE 1 has nowhere to put the result: it fails, so all do. */
+    aclshmem_team_t t = 999;
+    harness_mark_error();
+    int rc = aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, 1, n, me == 1 ? NULL : &t);
+    EXPECT_EQ(rc, ACLSHMEM_INVALID_PARAM);
+    EXPECT_ERROR_CONTAINS(me == 1 ? "new_team is NULL" : "failed on PE 1");
+    EXPECT_EQ(t, me == 1 ? 999 : ACLSHMEM_TEAM_INVALID);
+    expect_pool_untouched(n, slot);
+
+    /* split_2d: PE 0 asks for rows of 1, the others for rows of 2. */
+    aclshmem_team_t x = 999, y = 999;
+    int xr = me == 0 ? 1 : 2;
+    harness_mark_error();
+    rc = aclshmem_team_split_2d(ACLSHMEM_TEAM_WORLD, xr, &x, &y);
+    EXPECT_EQ(x, ACLSHMEM_TEAM_INVALID);
+    EXPECT_EQ(y, ACLSHMEM_TEAM_INVALID);
+    expect_disagreement(rc, me == 0 ? "PE 1 asked for (x_range 2)" : "PE 0 asked for (x_range 1)",
+                        me == 0 ? "PE 0 for (x_range 1)" : "(x_range 2)");
+    /* Rows of n and of n + 3 make the same teams, but the PEs still asked for different things. */
+    harness_mark_error();
+    rc = aclshmem_team_split_2d(ACLSHMEM_TEAM_WORLD, me == n - 1 ? n + 3 : n, &x, &y);
+    expect_disagreement(rc, "asked for (x_range", "(x_range");
+    /* One PE passes an invalid x_range. */
+    harness_mark_error();
+    rc = aclshmem_team_split_2d(ACLSHMEM_TEAM_WORLD, me == 1 ? 0 : 1, &x, &y);
+    expect_disagreement(rc, "asked for (x_range", "(x_range");
+    expect_pool_untouched(n, slot);
+
+    /* PE 0 calls split_strided while the others call split_2d: the calls are named. */
+    harness_mark_error();
+    if (me == 0) {
+        rc = aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, 1, n, &t);
+        EXPECT_EQ(t, ACLSHMEM_TEAM_INVALID);
+        expect_disagreement(rc, "PE 1 asked for aclshmem_team_split_2d (x_range 1)",
+                            "PE 0 for aclshmem_team_split_strided (start 0, stride 1, size");
+    } else {
+        rc = aclshmem_team_split_2d(ACLSHMEM_TEAM_WORLD, 1, &x, &y);
+        EXPECT_EQ(x, ACLSHMEM_TEAM_INVALID);
+        expect_disagreement(rc, "PE 0 asked for aclshmem_team_split_strided (start 0, stride 1, size",
+                            "for aclshmem_team_split_2d (x_range 1)");
+    }
+    expect_pool_untouched(n, slot);
+
+    /* A split of a split: the PEs are named by their world numbers. */
+    if (n >= 4) {
+        aclshmem_team_t even = 999;
+        ASSERT_EQ(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, 2, n / 2, &even), ACLSHMEM_SUCCESS);
+        if (me % 2 == 0) {
+            harness_mark_error();
+            rc = me == 0 ? aclshmem_team_split_strided(even, 0, 1, 2, &t)
+                         : aclshmem_team_split_strided(even, 1, 1, 1, &t);
+            EXPECT_EQ(t, ACLSHMEM_TEAM_INVALID);
+            if (me == 0)
+                expect_disagreement(rc, "PE 2 asked for (start 1, stride 1, size 1)",
+                                    "PE 0 for (start 0, stride 1, size 2)");
+            else
+                expect_disagreement(rc, "PE 0 asked for (start 0, stride 1, size 2)",
+                                    "PE 2 for (start 1, stride 1, size 1)");
+            aclshmem_barrier(even); /* the team still works */
+            aclshmem_team_destroy(even);
+        }
+        aclshmem_barrier_all();
+        expect_pool_untouched(n, slot);
+    }
+    aclshmem_free(slot);
+    return 0;
+}
+
 /* ---- split_2d --------------------------------------------------------------------------- */
 static void check_2d(int me, int n, int xr)
 {
@@ -390,6 +526,7 @@ static const harness_case cases[] = {
     { "world", t_world, { 0 }, { 2, 4, 8 } },
     { "split_strided", t_split_strided, { 0 }, { 2, 4, 8 } },
     { "split_bad", t_split_bad, { 0 }, { 2, 4 } },
+    { "split_mismatch", t_split_mismatch, { .init_timeout_s = 10, .timeout_s = 90 }, { 2, 4 } },
     { "split_2d", t_split_2d, { 0 }, { 2, 4, 8 } },
     { "reuse_barrier", t_reuse_barrier, { .timeout_s = 60 }, { 2, 8 } },
     { "pool", t_pool, { .timeout_s = 100 }, { 2, 4, 8 } },

@@ -5,8 +5,9 @@ instance's default stream).  Functions return what the C function returns (resul
 codes are ints); the few exceptions to that rule are the ones the API reference
 names: ``aclshmem_malloc``/``calloc``/``align`` raise ``RuntimeError`` when they
 return NULL, the team splits and ``aclshmem_team_get_config`` raise ``RuntimeError``
-on an error code, and calls that take a team raise ``ValueError`` for a team that
-is not alive.  The last error message of the calling thread is available from
+on an error code (for the team splits it is ``shmem.core.AclshmemError``, a
+``RuntimeError`` that carries the library's message and the code), and calls that
+take a team raise ``ValueError`` for a team that is not alive.  The last error message of the calling thread is available from
 ``aclshmemx_get_last_error()``.
 
 Every call goes through cffi, which releases the GIL for the duration of the C
@@ -34,6 +35,7 @@ import threading
 import typing as _typing
 
 from . import _native
+from ._errors import AclshmemError
 
 # ---------------------------------------------------------------------------
 # Constants
@@ -1030,27 +1032,32 @@ def team_n_pes(team_id):
 
 def team_split_strided(parent, start, stride, size):
     """Collective over ``parent``: PEs start, start+stride, ... (size of them).  Returns the
-    new team ID, or ACLSHMEM_TEAM_INVALID on a PE that is not a member; raises RuntimeError
-    when the library returns an error code."""
+    new team ID, or ACLSHMEM_TEAM_INVALID on a PE that is not a member.  Every PE of
+    ``parent`` must ask for the same split; when one asked for something else (or its own
+    arguments are invalid) the split fails on every PE and no team is created.  Raises
+    ``shmem.core.AclshmemError`` (a RuntimeError) with the library's message when the
+    library returns an error code."""
     ffi, lib = _native.load()
     out = ffi.new("aclshmem_team_t *", ACLSHMEM_TEAM_INVALID)
     rc = lib.aclshmem_team_split_strided(
         _int(parent, "parent"), _int(start, "start"), _int(stride, "stride"), _int(size, "size"), out
     )
     if rc != ACLSHMEM_SUCCESS:
-        raise RuntimeError(f"aclshmem_team_split_strided failed: {_error_text(rc)}")
+        raise AclshmemError(f"aclshmem_team_split_strided failed: {_error_text(rc)}", rc)
     return int(out[0])
 
 
 def team_split_2d(parent, x_range):
     """Collective over ``parent``: rows of ``x_range`` PEs and columns.  Returns
-    ``(x_team_id, y_team_id)``; raises RuntimeError on failure."""
+    ``(x_team_id, y_team_id)``.  Every PE of ``parent`` must pass the same ``x_range``;
+    raises ``shmem.core.AclshmemError`` (a RuntimeError) with the library's message on
+    failure, on every PE."""
     ffi, lib = _native.load()
     x = ffi.new("aclshmem_team_t *", ACLSHMEM_TEAM_INVALID)
     y = ffi.new("aclshmem_team_t *", ACLSHMEM_TEAM_INVALID)
     rc = lib.aclshmem_team_split_2d(_int(parent, "parent"), _int(x_range, "x_range"), x, y)
     if rc != ACLSHMEM_SUCCESS:
-        raise RuntimeError(f"aclshmem_team_split_2d failed: {_error_text(rc)}")
+        raise AclshmemError(f"aclshmem_team_split_2d failed: {_error_text(rc)}", rc)
     return (int(x[0]), int(y[0]))
 
 

@@ -1,5 +1,6 @@
 #include "team/team.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,14 +98,32 @@ static shmemi_team_t *require_team(shmemi_instance_t *inst, aclshmem_team_t team
     return t;
 }
 
+typedef enum { SPLIT_STRIDED = 1, SPLIT_2D = 2 } split_kind_t;
+
+/* What one PE asked for, as it sends it to every PE of the parent team.  A split is
+ * collective: every PE of the parent must make the same call with the same arguments (a PE
+ * that joins no child too), or the PEs would build different teams under one id.  So the
+ * arguments travel with the id bitmaps and are compared before anything is created. */
+typedef struct {
+    int32_t kind;    /* split_kind_t */
+    int32_t args[3]; /* strided: start, stride, size; 2d: x_range, 0, 0 (as passed) */
+    int32_t status;  /* 0, or the error this PE found in its own arguments */
+    int32_t reserved;
+    uint64_t used[SHMEMI_TEAM_WORDS]; /* the team ids taken on this PE */
+} split_request_t;
+
+typedef struct {
+    int start, stride, size; /* child, relative to the parent */
+} split_spec_t;
+
 /* The lowest id free on every PE whose bit is set in members, or -1. */
-static int lowest_common_free(const uint64_t *maps, int n, const uint8_t *members, int skip)
+static int lowest_common_free(const split_request_t *all, int n, const uint8_t *members, int skip)
 {
     for (int w = 0; w < SHMEMI_TEAM_WORDS; w++) {
         uint64_t used = 0;
         for (int i = 0; i < n; i++)
             if (members[i])
-                used |= maps[(size_t)i * SHMEMI_TEAM_WORDS + w];
+                used |= all[i].used[w];
         if (skip >= 0 && skip / 64 == w)
             used |= 1ull << (skip % 64);
         if (~used)
@@ -113,34 +132,62 @@ static int lowest_common_free(const uint64_t *maps, int n, const uint8_t *member
     return -1;
 }
 
-typedef struct {
-    int start, stride, size; /* child, relative to the parent */
-} split_spec_t;
-
-/* Collective over parent: creates one child team per spec (this PE joins those it is in).
- * Every parent member takes part even when it joins none, so all agree on the ids. */
-static int split_teams(shmemi_instance_t *inst, shmemi_team_t *parent, const split_spec_t *spec,
-                       int count, aclshmem_team_t *out)
+static const char *split_text(const split_request_t *r, int name_the_call, char *buf, size_t len)
 {
-    size_t map_bytes = sizeof(uint64_t) * SHMEMI_TEAM_WORDS;
-    uint64_t *maps = malloc(map_bytes * (size_t)parent->size);
-    uint8_t *members = malloc((size_t)parent->size);
-    if (!maps || !members) {
-        free(maps);
-        free(members);
-        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    const char *call = !name_the_call          ? ""
+                       : r->kind == SPLIT_2D ? "aclshmem_team_split_2d "
+                                             : "aclshmem_team_split_strided ";
+    if (r->kind == SPLIT_2D)
+        snprintf(buf, len, "%s(x_range %d)", call, r->args[0]);
+    else
+        snprintf(buf, len, "%s(start %d, stride %d, size %d)", call, r->args[0], r->args[1], r->args[2]);
+    return buf;
+}
+
+/* The PEs' requests must all equal this PE's, and every PE must have found its own
+ * arguments good; otherwise every PE fails, naming the first PE that differs. */
+static int check_agreement(shmemi_team_t *parent, const split_request_t *all, const split_request_t *mine,
+                           const char *api)
+{
+    int me = shmemi_team_world_pe(parent, parent->my_idx);
+    for (int i = 0; i < parent->size; i++) {
+        const split_request_t *r = &all[i];
+        if (r->kind == mine->kind && memcmp(r->args, mine->args, sizeof(r->args)) == 0)
+            continue;
+        char theirs[96], own[96];
+        int name_calls = r->kind != mine->kind;
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: the PEs of parent team %d disagree (a split is collective: every PE of "
+                           "the parent must ask for the same): PE %d asked for %s, PE %d for %s; no team "
+                           "was created", api, parent->index, shmemi_team_world_pe(parent, i),
+                           split_text(r, name_calls, theirs, sizeof(theirs)), me,
+                           split_text(mine, name_calls, own, sizeof(own)));
     }
-    pthread_mutex_lock(&parent->lock);
-    uint64_t uid_base = parent->uid * 0x9E3779B97F4A7C15ull + parent->coll_seq * 31 + 7;
-    int rc = shmemi_team_collective(inst, parent, inst->teams->used, map_bytes, maps);
-    pthread_mutex_unlock(&parent->lock);
-    int previous = -1;
+    if (mine->status != 0)
+        return mine->status; /* this PE's own error, already recorded */
+    for (int i = 0; i < parent->size; i++)
+        if (all[i].status != 0)
+            return shmemi_fail(all[i].status, "%s failed on PE %d, so on every PE; no team was created", api,
+                               shmemi_team_world_pe(parent, i));
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Gives each child an id free on all its members and creates the children this PE is in.
+ * Every PE computes the same ids from the same gathered bitmaps.  On failure the teams made
+ * here are freed again, so a failed split leaves no id taken. */
+static int create_children(shmemi_instance_t *inst, shmemi_team_t *parent, split_request_t *all,
+                           const split_spec_t *spec, int count, uint64_t uid_base, aclshmem_team_t *out)
+{
+    uint8_t *members = malloc((size_t)parent->size);
+    if (!members)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    int rc = ACLSHMEM_SUCCESS, previous = -1;
     for (int c = 0; rc == ACLSHMEM_SUCCESS && c < count; c++) {
         memset(members, 0, (size_t)parent->size);
         for (int i = 0; i < spec[c].size; i++)
             members[spec[c].start + i * spec[c].stride] = 1;
         /* Ids chosen for earlier children of this split are taken on their members too. */
-        int index = lowest_common_free(maps, parent->size, members, previous);
+        int index = lowest_common_free(all, parent->size, members, previous);
         if (index < 0) {
             rc = shmemi_fail(ACLSHMEM_INNER_ERROR,
                              "the team pool is full: all %d team ids are in use", ACLSHMEM_MAX_TEAMS);
@@ -148,7 +195,7 @@ static int split_teams(shmemi_instance_t *inst, shmemi_team_t *parent, const spl
         }
         for (int i = 0; i < parent->size; i++)
             if (members[i])
-                maps[(size_t)i * SHMEMI_TEAM_WORDS + index / 64] |= 1ull << (index % 64);
+                all[i].used[index / 64] |= 1ull << (index % 64);
         previous = index;
         if (!members[parent->my_idx])
             continue;
@@ -160,75 +207,138 @@ static int split_teams(shmemi_instance_t *inst, shmemi_team_t *parent, const spl
         else
             out[c] = index;
     }
-    free(maps);
+    for (int c = 0; rc != ACLSHMEM_SUCCESS && c < count; c++)
+        if (out[c] != ACLSHMEM_TEAM_INVALID) {
+            team_free(inst, shmemi_team_get(inst, out[c]));
+            out[c] = ACLSHMEM_TEAM_INVALID;
+        }
     free(members);
     return rc;
+}
+
+/* Collective over parent: every member sends its request (even one whose own arguments are
+ * bad, so that the others learn of it instead of waiting), all check that they agree, then
+ * each creates the children it is in (out[c], or TEAM_INVALID where it is not a member). */
+static int split_teams(shmemi_instance_t *inst, shmemi_team_t *parent, split_request_t *mine,
+                       const split_spec_t *spec, int count, aclshmem_team_t *out, const char *api)
+{
+    for (int c = 0; c < count; c++)
+        out[c] = ACLSHMEM_TEAM_INVALID;
+    split_request_t *all = calloc((size_t)parent->size, sizeof(*all));
+    if (!all) /* cannot take part: the others time out, as on any PE that stops */
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    memcpy(mine->used, inst->teams->used, sizeof(mine->used));
+    pthread_mutex_lock(&parent->lock);
+    uint64_t uid_base = parent->uid * 0x9E3779B97F4A7C15ull + parent->coll_seq * 31 + 7;
+    int rc = shmemi_team_collective(inst, parent, mine, sizeof(*mine), all);
+    pthread_mutex_unlock(&parent->lock);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = check_agreement(parent, all, mine, api);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = create_children(inst, parent, all, spec, count, uid_base, out);
+    free(all);
+    return rc;
+}
+
+/* The checks a split can make before it starts: instance 0 and a live parent.  A PE that
+ * fails them cannot take part in the split's collective at all. */
+static int split_parent(aclshmem_team_t parent_team, const char *api, shmemi_instance_t **inst,
+                        shmemi_team_t **parent)
+{
+    *parent = NULL;
+    *inst = shmemi_require(api);
+    if (!*inst)
+        return ACLSHMEM_NOT_INITED;
+    if ((*inst)->id != 0)
+        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "team split is only available on instance 0");
+    *parent = require_team(*inst, parent_team, api);
+    return *parent ? ACLSHMEM_SUCCESS : ACLSHMEM_INVALID_PARAM;
+}
+
+static int check_strided(const shmemi_team_t *parent, int start, int stride, int size, const aclshmem_team_t *out)
+{
+    if (!out)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_strided: new_team is NULL");
+    if (start < 0 || start >= parent->size || size <= 0 || size > parent->size || stride < 1 ||
+        (int64_t)start + (int64_t)(size - 1) * stride >= parent->size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "aclshmem_team_split_strided: start %d, stride %d, size %d do not fit in "
+                           "the parent team of %d PEs", start, stride, size, parent->size);
+    return ACLSHMEM_SUCCESS;
 }
 
 int aclshmem_team_split_strided(aclshmem_team_t parent_team, int pe_start, int pe_stride, int pe_size,
                                 aclshmem_team_t *new_team)
 {
-    if (!new_team)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_strided: new_team is NULL");
-    *new_team = ACLSHMEM_TEAM_INVALID;
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_split_strided");
-    if (!inst)
-        return ACLSHMEM_NOT_INITED;
-    if (inst->id != 0)
-        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "team split is only available on instance 0");
-    shmemi_team_t *parent = require_team(inst, parent_team, "aclshmem_team_split_strided");
-    if (!parent)
-        return ACLSHMEM_INVALID_PARAM;
-    if (pe_start < 0 || pe_start >= parent->size || pe_size <= 0 || pe_size > parent->size ||
-        pe_stride < 1 || (int64_t)pe_start + (int64_t)(pe_size - 1) * pe_stride >= parent->size)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                           "aclshmem_team_split_strided: start %d, stride %d, size %d do not fit in "
-                           "the parent team of %d PEs", pe_start, pe_stride, pe_size, parent->size);
+    static const char api[] = "aclshmem_team_split_strided";
+    if (new_team)
+        *new_team = ACLSHMEM_TEAM_INVALID;
+    shmemi_instance_t *inst;
+    shmemi_team_t *parent;
+    SHMEMI_TRY(split_parent(parent_team, api, &inst, &parent));
+    split_request_t req = {.kind = SPLIT_STRIDED, .args = {pe_start, pe_stride, pe_size}};
+    req.status = check_strided(parent, pe_start, pe_stride, pe_size, new_team);
     split_spec_t spec = {pe_start, pe_stride, pe_size};
-    return split_teams(inst, parent, &spec, 1, new_team);
+    aclshmem_team_t id = ACLSHMEM_TEAM_INVALID;
+    int rc = split_teams(inst, parent, &req, &spec, req.status ? 0 : 1, &id, api);
+    if (rc == ACLSHMEM_SUCCESS)
+        *new_team = id;
+    return rc;
+}
+
+/* The children of a 2-D split of a parent of n PEs: first the rows (x teams: x_range
+ * consecutive PEs), then the columns (y teams: every x_range-th PE). */
+static split_spec_t *grid_specs(int n, int x_range, int *count)
+{
+    int rows = (n + x_range - 1) / x_range;
+    *count = rows + x_range;
+    split_spec_t *spec = malloc(sizeof(*spec) * (size_t)*count);
+    if (!spec)
+        return NULL;
+    for (int r = 0; r < rows; r++) {
+        int start = r * x_range;
+        spec[r] = (split_spec_t){start, 1, n - start < x_range ? n - start : x_range};
+    }
+    for (int x = 0; x < x_range; x++)
+        spec[rows + x] = (split_spec_t){x, x_range, (n - x + x_range - 1) / x_range};
+    return spec;
+}
+
+static int check_2d(int x_range, const aclshmem_team_t *x_team, const aclshmem_team_t *y_team)
+{
+    if (!x_team || !y_team)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_team or y_team is NULL");
+    if (x_range <= 0)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_range %d must be > 0", x_range);
+    return ACLSHMEM_SUCCESS;
 }
 
 int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
                            aclshmem_team_t *y_team)
 {
-    if (!x_team || !y_team)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_team or y_team is NULL");
-    *x_team = *y_team = ACLSHMEM_TEAM_INVALID;
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_split_2d");
-    if (!inst)
-        return ACLSHMEM_NOT_INITED;
-    if (inst->id != 0)
-        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "team split is only available on instance 0");
-    shmemi_team_t *parent = require_team(inst, parent_team, "aclshmem_team_split_2d");
-    if (!parent)
-        return ACLSHMEM_INVALID_PARAM;
-    if (x_range <= 0)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_range %d must be > 0", x_range);
-    if (x_range > parent->size)
-        x_range = parent->size;
-    /* Rows (x teams) hold x_range consecutive PEs; columns (y teams) hold every x_range-th. */
-    int rows = (parent->size + x_range - 1) / x_range;
-    int count = rows + x_range;
-    split_spec_t *spec = malloc(sizeof(*spec) * (size_t)count);
-    aclshmem_team_t *ids = malloc(sizeof(*ids) * (size_t)count);
-    if (!spec || !ids) {
-        free(spec);
-        free(ids);
-        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    static const char api[] = "aclshmem_team_split_2d";
+    if (x_team)
+        *x_team = ACLSHMEM_TEAM_INVALID;
+    if (y_team)
+        *y_team = ACLSHMEM_TEAM_INVALID;
+    shmemi_instance_t *inst;
+    shmemi_team_t *parent;
+    SHMEMI_TRY(split_parent(parent_team, api, &inst, &parent));
+    split_request_t req = {.kind = SPLIT_2D, .args = {x_range, 0, 0}};
+    req.status = check_2d(x_range, x_team, y_team);
+    /* A range above the parent's size makes one row of all its PEs. */
+    int columns = x_range > parent->size ? parent->size : x_range, count = 0;
+    split_spec_t *spec = req.status ? NULL : grid_specs(parent->size, columns, &count);
+    aclshmem_team_t *ids = spec ? malloc(sizeof(*ids) * (size_t)count) : NULL;
+    if (!req.status && !ids) {
+        req.status = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+        count = 0;
     }
-    for (int r = 0; r < rows; r++) {
-        int start = r * x_range;
-        int size = parent->size - start < x_range ? parent->size - start : x_range;
-        spec[r] = (split_spec_t){start, 1, size};
-    }
-    for (int x = 0; x < x_range; x++)
-        spec[rows + x] = (split_spec_t){x, x_range, (parent->size - x + x_range - 1) / x_range};
-    for (int c = 0; c < count; c++)
-        ids[c] = ACLSHMEM_TEAM_INVALID;
-    int rc = split_teams(inst, parent, spec, count, ids);
+    int rc = split_teams(inst, parent, &req, spec, count, ids, api);
     if (rc == ACLSHMEM_SUCCESS) {
-        *x_team = ids[parent->my_idx / x_range];
-        *y_team = ids[rows + parent->my_idx % x_range];
+        int rows = count - columns;
+        *x_team = ids[parent->my_idx / columns];
+        *y_team = ids[rows + parent->my_idx % columns];
     }
     free(spec);
     free(ids);

@@ -1,6 +1,8 @@
 /* Teams.  Every team is a strided set of world PEs (start, stride, size), so splits of
  * splits compose and membership needs no tables.  Ids come from a 2048-bit pool; members
- * of a new team agree on its id because the split picks the lowest id free on all of them. */
+ * of a new team agree on its id because the split picks the lowest id free on all of them.
+ * A split also compares every parent PE's arguments first and fails on all of them if any
+ * PE asked for another split, so no two PEs can build different teams under one id. */
 #ifndef SHMEMI_TEAM_H
 #define SHMEMI_TEAM_H
 

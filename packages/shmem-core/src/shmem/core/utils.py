@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional, Type, TypeVar
 _E = TypeVar("_E", bound=enum.Enum)
 
 from .. import _pyshmem
+from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
 from .._pyshmem import MemType
 
 __all__ = ["AclshmemError", "AclshmemInvalid", "AclshmemWarning", "Buffer", "MemType"]
@@ -21,27 +22,6 @@ MAX_INSTANCE_ID = _pyshmem.ACLSHMEM_MAX_INSTANCE_ID
 # Serialises instance switching (multi_instance) against the checks that read the active
 # instance.
 _instance_lock = threading.RLock()
-
-
-class AclshmemError(RuntimeError):
-    """A libaclshmem call failed; the message carries the library's own explanation."""
-
-    def __init__(self, msg: str, code: Optional[int] = None) -> None:
-        super().__init__(msg)
-        self.msg = msg
-        self.code = code
-
-
-class AclshmemInvalid(ValueError):
-    """An argument was rejected before anything reached the library."""
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(msg)
-        self.msg = msg
-
-
-class AclshmemWarning(UserWarning):
-    """Something was wrong but could be repaired (e.g. buffers left at finalize)."""
 
 
 # ---------------------------------------------------------------------------
