@@ -66,7 +66,7 @@ def _local_families(name):
     f("test")(ivars + size, NE, 2, a(ires))
     assert ires[0] == 0, name
     f("test_any")(ivars, 4, 0, GT, 2, a(res))
-    assert res[0] == 2, (name, res)
+    assert res[0] in (2, 3), (name, res)            # any entry that holds (see any_fairness)
     f("test_any")(ivars, 4, 0, GT, 50, a(res))
     assert res[0] == SIZE_MAX, (name, res)
     status[:] = [0, 0, 1, 1]
@@ -88,7 +88,7 @@ def _local_families(name):
     f("test_all_vector")(ivars, 0, 0, EQ, a(cv), a(ires))
     assert ires[0] == 1, name                        # nelems 0: vacuously true
     f("test_any_vector")(ivars, 4, 0, EQ, a(cv), a(res))
-    assert res[0] == 0, (name, res)
+    assert res[0] in (0, 1, 2), (name, res)
     cv = vals(0, 0, 0, 0)
     f("test_any_vector")(ivars, 4, 0, EQ, a(cv), a(res))
     assert res[0] == SIZE_MAX, (name, res)
@@ -108,6 +108,38 @@ def _make_local_check(name):
 
 for _name in DTYPES:
     checks(_make_local_check(_name))
+
+
+@checks
+def any_fairness():
+    """The ANY families called through the bindings do not starve an entry: with all four
+    entries holding, a series of calls returns each of them (the C library starts every scan
+    after the index the previous scan of the array returned), and status still masks."""
+    ivars = P.aclshmem_calloc(4, 4)
+    core.Buffer(ivars, 16).numpy(np.int32)[:] = 7
+    res = np.zeros(1, np.uint64)
+    cv = np.full(4, 7, np.int32)
+    status = np.array([0, 1, 0, 0], np.int32)
+    calls = {
+        "test_any": lambda st: P.aclshmem_int32_test_any(ivars, 4, st, EQ, 7, res.ctypes.data),
+        "test_any_vector": lambda st: P.aclshmem_int32_test_any_vector(ivars, 4, st, EQ, cv.ctypes.data,
+                                                                      res.ctypes.data),
+        "wait_until_any": lambda st: P.aclshmem_int32_wait_until_any(ivars, 4, st, EQ, 7, res.ctypes.data),
+        "wait_until_any_vector": lambda st: P.aclshmem_int32_wait_until_any_vector(
+            ivars, 4, st, EQ, cv.ctypes.data, res.ctypes.data),
+    }
+    for name, call in calls.items():
+        seen = set()
+        for _ in range(4):
+            call(0)
+            seen.add(int(res[0]))
+        assert seen == {0, 1, 2, 3}, (name, seen)
+        masked = set()
+        for _ in range(100):
+            call(status.ctypes.data)
+            masked.add(int(res[0]))
+        assert masked == {0, 2, 3}, (name, masked)
+    P.aclshmem_free(ivars)
 
 
 @checks

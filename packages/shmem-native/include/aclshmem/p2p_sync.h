@@ -2,8 +2,13 @@
  *
  * cmp is an aclshmem_cmp_op_type_t.  status[i] != 0 leaves element i out (NULL: all in).
  * Results come back through res_out: "any" gives an index or SIZE_MAX, "some" a count
- * (indices filled), test gives 1 or 0.  With no element left in (nelems 0 or all excluded)
- * waits return at once: "any" gives SIZE_MAX, "some" 0, test_all_vector 1.
+ * (indices filled, in index order), test gives 1 or 0.  Which index "any" gives when several
+ * hold: each call scans from just after the index that the calling thread's previous "any"
+ * call on the same array returned, wrapping around, so a series of calls returns every
+ * element that holds in turn (OpenSHMEM: no element that holds is starved).  The position
+ * is remembered per thread for the last 8 arrays it scanned; a forgotten one starts at 0.
+ * With no element left in (nelems 0 or all excluded) waits return at once: "any" gives
+ * SIZE_MAX, "some" 0, test_all_vector 1.
  * The variables must be naturally aligned and in this PE's symmetric heap.  Bad input (a cmp
  * outside 0..5, NULL, misaligned or foreign variables) sets the last error and returns at once
  * with res_out SIZE_MAX for "any" and 0 otherwise.

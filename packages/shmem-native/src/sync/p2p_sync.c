@@ -44,6 +44,7 @@ struct p2p_query {
     p2p_kind_t kind;
     size_t *indices; /* SOME: the matching indices */
     size_t result;   /* ALL: 1 or 0; ANY: an index or SIZE_MAX; SOME: a count */
+    size_t start;    /* ANY: the index the scan begins at (see any_cursor) */
 };
 
 #define DEFINE_P2P_TYPE(NAME, TYPE)                                                                \
@@ -63,12 +64,12 @@ struct p2p_query {
     static const p2p_type_t type_##NAME = {sizeof(TYPE), match_##NAME, one_##NAME};
 ACLSHMEM_P2P_SYNC_TYPES(DEFINE_P2P_TYPE)
 
-/* One look at the variables; nonzero when a wait on them is over.  A set with no included
- * variable is over at once: ALL holds (1), ANY found nothing (SIZE_MAX), SOME none (0). */
+/* One look at the variables (ALL or SOME, in index order); nonzero when a wait on them is
+ * over.  A set with no included variable is over at once: ALL holds (1), SOME found none (0). */
 static int evaluate(void *ctx)
 {
     p2p_query_t *q = ctx;
-    size_t included = 0, matched = 0, first = SIZE_MAX;
+    size_t included = 0, matched = 0;
     for (size_t i = 0; i < q->nelems; i++) {
         if (q->status && q->status[i])
             continue;
@@ -80,25 +81,75 @@ static int evaluate(void *ctx)
             }
             continue;
         }
-        if (q->kind == P2P_ANY) {
-            first = i;
-            break;
-        }
         if (q->kind == P2P_SOME)
             q->indices[matched] = i;
         matched++;
     }
-    switch (q->kind) {
-    case P2P_ALL:
-        q->result = 1;
-        return 1;
-    case P2P_ANY:
-        q->result = first;
-        return first != SIZE_MAX || included == 0;
-    default:
-        q->result = matched;
-        return matched > 0 || included == 0;
+    q->result = q->kind == P2P_ALL ? 1 : matched;
+    return q->kind == P2P_ALL || matched > 0 || included == 0;
+}
+
+/* One look for ANY: the first included variable that holds, scanning from q->start round to
+ * q->start - 1; SIZE_MAX if none.  A set with no included variable is over at once. */
+static int evaluate_any(void *ctx)
+{
+    p2p_query_t *q = ctx;
+    size_t included = 0;
+    for (size_t k = 0, i = q->start; k < q->nelems; k++, i = i + 1 == q->nelems ? 0 : i + 1) {
+        if (q->status && q->status[i])
+            continue;
+        included++;
+        if (q->type->match(q->ivars + i * q->type->size, q->cmp, q->values + i * q->value_step)) {
+            q->result = i;
+            return 1;
+        }
     }
+    q->result = SIZE_MAX;
+    return included == 0;
+}
+
+/* ---- where the next ANY scan of an array begins --------------------------------------------
+ * OpenSHMEM (test_any, wait_until_any): if entry i satisfies the condition, a series of calls
+ * must eventually return i.  A scan that always began at 0 would return the lowest entry that
+ * holds for ever.  So each scan begins just after the index the previous scan of the same
+ * array returned and wraps around: on an array whose entries all hold, calls return 0, 1, 2,
+ * ... in turn, and an entry that holds is returned within nelems calls.
+ *
+ * The positions are kept per thread, for the last ANY_CURSORS arrays the thread scanned (by
+ * address; the least recently used is forgotten, and its next scan begins at 0).
+ * - Per thread rather than one atomic cursor per instance: the hot path takes no lock and
+ *   shares no cache line between threads that poll, and each thread's own series of calls is
+ *   fair by itself (stream workers and kernel blocks are threads of their own).  A per-
+ *   instance cursor would let one thread's calls move another's start and gains nothing.
+ * - Per array rather than one cursor for all: with a single cursor, a loop polling two arrays
+ *   in turn starts each scan where the other array's ended, and can return the same entry of
+ *   each for ever (4 entries each: 0, 2, 0, 2, ...). */
+#define ANY_CURSORS 8
+
+typedef struct {
+    const void *ivars;
+    size_t next;       /* where the next scan of ivars begins (taken modulo nelems) */
+    uint64_t last_use; /* this thread's call count at the last scan; 0: never used */
+} any_cursor_t;
+
+static _Thread_local any_cursor_t any_cursors[ANY_CURSORS];
+static _Thread_local uint64_t any_calls;
+
+static any_cursor_t *any_cursor(const void *ivars)
+{
+    any_cursor_t *oldest = &any_cursors[0];
+    any_calls++;
+    for (int i = 0; i < ANY_CURSORS; i++) {
+        any_cursor_t *c = &any_cursors[i];
+        if (c->ivars == ivars && c->last_use) {
+            c->last_use = any_calls;
+            return c;
+        }
+        if (c->last_use < oldest->last_use)
+            oldest = c;
+    }
+    *oldest = (any_cursor_t){ivars, 0, any_calls};
+    return oldest;
 }
 
 int shmemi_cmp_check(const char *api, int cmp)
@@ -158,16 +209,22 @@ static void p2p(const char *api, const p2p_type_t *type, int wait, p2p_kind_t ki
             return;
         }
     }
-    p2p_query_t q = {type, ivars, nelems, status, cmp, values, vector ? type->size : 0, kind, indices, 0};
+    p2p_query_t q = {type, ivars, nelems, status, cmp, values, vector ? type->size : 0, kind, indices, 0, 0};
+    any_cursor_t *cursor = kind == P2P_ANY && nelems > 0 ? any_cursor(ivars) : NULL;
+    if (cursor)
+        q.start = cursor->next % nelems;
+    int (*ready)(void *) = kind == P2P_ANY ? evaluate_any : evaluate;
     if (wait) {
         uint64_t start = shmemi_prof_begin(inst);
         int one = kind == P2P_ALL && nelems == 1 && !status;
-        if (shmemi_wait(inst, one ? type->one : evaluate, &q) != ACLSHMEM_SUCCESS)
+        if (shmemi_wait(inst, one ? type->one : ready, &q) != ACLSHMEM_SUCCESS)
             return;
         shmemi_prof_end_frame(inst, SHMEMI_FRAME_WAIT, start);
     } else {
-        evaluate(&q);
+        ready(&q);
     }
+    if (cursor && q.result != SIZE_MAX)
+        cursor->next = q.result + 1;
     if (res_out)
         *res_out = q.result;
     if (test_out)

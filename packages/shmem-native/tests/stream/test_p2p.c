@@ -3,8 +3,9 @@
  * ACLSHMEM_P2P_SYNC_TYPES (the test is generated from the header's table): test / test_any /
  * test_some / the vector forms on local values with every comparison and status masks, the
  * wait families woken by puts of another PE, the reference's conventions for empty sets
- * (SIZE_MAX for any, 0 for some, 1 for all_vector), and bad input (bad comparison, NULL,
- * misaligned, outside the heap).
+ * (SIZE_MAX for any, 0 for some, 1 for all_vector), the fairness of the ANY families (a series
+ * of calls returns every entry that holds, also on two arrays in turn and in kernel blocks),
+ * and bad input (bad comparison, NULL, misaligned, outside the heap).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -50,10 +51,11 @@
             if (scalar[k].want) /* holds already: returns at once (a wrong comparison hangs) */ \
                 aclshmem_##NAME##_wait_until(&iv[2], scalar[k].cmp, (TYPE)scalar[k].value);      \
         }                                                                                        \
+        /* any: one of the entries that hold (which one depends on the earlier scans) */        \
         aclshmem_##NAME##_test_any(iv, N, NULL, ACLSHMEM_CMP_GE, 3, &res);                       \
-        EXPECT_EQ(res, 3);                                                                       \
+        EXPECT(res >= 3 && res <= 5);                                                            \
         aclshmem_##NAME##_test_any(iv, N, excl3, ACLSHMEM_CMP_GE, 3, &res);                      \
-        EXPECT_EQ(res, 4);                                                                       \
+        EXPECT(res == 4 || res == 5);                                                            \
         aclshmem_##NAME##_test_any(iv, N, excl_none, ACLSHMEM_CMP_EQ, 9, &res);                  \
         EXPECT(res == SIZE_MAX);                                                                 \
         aclshmem_##NAME##_test_any(iv, N, excl_all, ACLSHMEM_CMP_GE, 0, &res);                   \
@@ -83,7 +85,7 @@
         for (int i = 0; i < N; i++)                                                              \
             vals[i] = (TYPE)(i % 2 ? 9 : i);                                                     \
         aclshmem_##NAME##_test_any_vector(iv, N, NULL, ACLSHMEM_CMP_EQ, vals, &res);             \
-        EXPECT_EQ(res, 0);                                                                       \
+        EXPECT(res == 0 || res == 2 || res == 4);                                                \
         aclshmem_##NAME##_test_any_vector(iv, N, NULL, ACLSHMEM_CMP_GT, vals, &res);             \
         EXPECT(res == SIZE_MAX);                                                                 \
         aclshmem_##NAME##_test_some_vector(iv, N, idx, NULL, ACLSHMEM_CMP_LT, vals, &res);       \
@@ -241,6 +243,129 @@ static int t_gather_flags(int me, int n)
     return 0;
 }
 
+/* ---- the ANY families do not starve an entry ---------------------------------------------
+ * OpenSHMEM: if entry i satisfies the condition, a series of test_any / wait_until_any calls
+ * must eventually return i.  Each scan starts after the index the previous scan of the same
+ * array returned, so 4 satisfied entries come back in turn. */
+#define FAIR_N 4
+#define FAIR_CALLS 1000
+
+typedef enum { ANY_TEST, ANY_TEST_VECTOR, ANY_WAIT, ANY_WAIT_VECTOR } any_family_t;
+static const char *const any_names[] = {"test_any", "test_any_vector", "wait_until_any",
+                                        "wait_until_any_vector"};
+
+/* One call of the family on iv (every entry compared with 1, or with ones[i]). */
+static size_t any_call(any_family_t f, int32_t *iv, const int *status)
+{
+    int32_t ones[FAIR_N] = {1, 1, 1, 1};
+    size_t res = 77;
+    switch (f) {
+    case ANY_TEST: aclshmem_int32_test_any(iv, FAIR_N, status, ACLSHMEM_CMP_EQ, 1, &res); break;
+    case ANY_TEST_VECTOR: aclshmem_int32_test_any_vector(iv, FAIR_N, status, ACLSHMEM_CMP_EQ, ones, &res); break;
+    case ANY_WAIT: aclshmem_int32_wait_until_any(iv, FAIR_N, status, ACLSHMEM_CMP_EQ, 1, &res); break;
+    case ANY_WAIT_VECTOR:
+        aclshmem_int32_wait_until_any_vector(iv, FAIR_N, status, ACLSHMEM_CMP_EQ, ones, &res);
+        break;
+    }
+    return res;
+}
+
+/* FAIR_CALLS calls: every result is an included entry, and every included entry comes back.
+ * Returns the bit mask of the indices returned (bit FAIR_N: something else came back). */
+static unsigned any_series(any_family_t f, int32_t *iv, const int *status)
+{
+    unsigned seen = 0;
+    for (int k = 0; k < FAIR_CALLS; k++) {
+        size_t r = any_call(f, iv, status);
+        seen |= r < FAIR_N && !(status && status[r]) ? 1u << r : 1u << FAIR_N;
+    }
+    return seen;
+}
+
+static void expect_series(any_family_t f, int32_t *iv, const int *status, unsigned want)
+{
+    unsigned seen = any_series(f, iv, status);
+    if (seen != want)
+        harness_report(__FILE__, __LINE__, "%d calls of %s returned the indices 0x%x, expected 0x%x",
+                       FAIR_CALLS, any_names[f], seen, want);
+}
+
+/* Polling two arrays in turn: each one's series still returns all of its entries. */
+static void expect_interleaved(any_family_t f, int32_t *a, int32_t *b)
+{
+    unsigned seen_a = 0, seen_b = 0;
+    for (int k = 0; k < FAIR_CALLS; k++) {
+        size_t ra = any_call(f, a, NULL), rb = any_call(f, b, NULL);
+        seen_a |= ra < FAIR_N ? 1u << ra : 1u << FAIR_N;
+        seen_b |= rb < FAIR_N ? 1u << rb : 1u << FAIR_N;
+    }
+    if (seen_a != 0xF || seen_b != 0xF)
+        harness_report(__FILE__, __LINE__, "%s on two arrays in turn returned 0x%x and 0x%x, expected 0xf",
+                       any_names[f], seen_a, seen_b);
+}
+
+typedef struct {
+    int32_t *iv;
+    unsigned seen[4];
+} any_threads_t;
+
+/* Each kernel block (a thread of its own) polls the same array; each one's series is fair. */
+static void any_kernel(uint32_t block, uint32_t block_dim, void *arg)
+{
+    (void)block_dim;
+    any_threads_t *t = arg;
+    t->seen[block] = any_series((any_family_t)(block % 4), t->iv, NULL);
+}
+
+static int t_any_fairness(int me, int n)
+{
+    (void)n;
+    int32_t *iv = aclshmem_calloc(2 * FAIR_N, sizeof(int32_t));
+    ASSERT_NOT_NULL(iv);
+    int32_t *other = iv + FAIR_N;
+    for (int i = 0; i < 2 * FAIR_N; i++)
+        iv[i] = 1;
+    static const int none[FAIR_N] = {0, 0, 0, 0}, odd_out[FAIR_N] = {0, 1, 0, 1}, one_in[FAIR_N] = {1, 1, 0, 1};
+    for (any_family_t f = ANY_TEST; f <= ANY_WAIT_VECTOR; f++) {
+        /* Four calls in a row return the four entries, one each. */
+        unsigned four = 0;
+        for (int k = 0; k < FAIR_N; k++) {
+            size_t r = any_call(f, iv, NULL);
+            four |= r < FAIR_N ? 1u << r : 1u << FAIR_N;
+        }
+        if (four != 0xF)
+            harness_report(__FILE__, __LINE__, "4 calls of %s returned the indices 0x%x, expected 0xf",
+                           any_names[f], four);
+        expect_series(f, iv, NULL, 0xF);
+        expect_series(f, iv, none, 0xF);
+        expect_series(f, iv, odd_out, 0x5); /* excluded entries never come back */
+        expect_series(f, iv, one_in, 0x4);
+        expect_interleaved(f, iv, other);
+    }
+    /* Only entries that hold come back; none holding still gives SIZE_MAX. */
+    iv[1] = iv[3] = 0;
+    expect_series(ANY_TEST, iv, NULL, 0x5);
+    expect_series(ANY_WAIT, iv, NULL, 0x5);
+    iv[0] = iv[2] = 0;
+    EXPECT(any_call(ANY_TEST, iv, NULL) == SIZE_MAX);
+    EXPECT(any_call(ANY_TEST_VECTOR, iv, NULL) == SIZE_MAX);
+    EXPECT(any_call(ANY_WAIT, iv, (const int[FAIR_N]){1, 1, 1, 1}) == SIZE_MAX);
+
+    /* Kernel blocks (threads of their own) poll one array at the same time. */
+    for (int i = 0; i < FAIR_N; i++)
+        iv[i] = 1;
+    any_threads_t threads = {iv, {0}};
+    ASSERT_EQ(aclshmemx_kernel_launch(0, any_kernel, 4, &threads), 0);
+    ASSERT_EQ(aclshmemx_stream_synchronize(0), 0);
+    for (int b = 0; b < 4; b++)
+        if (threads.seen[b] != 0xF)
+            harness_report(__FILE__, __LINE__, "PE %d block %d: %s returned the indices 0x%x, expected 0xf", me,
+                           b, any_names[b % 4], threads.seen[b]);
+    aclshmem_barrier_all();
+    aclshmem_free(iv);
+    return 0;
+}
+
 static int t_ffts(int me, int n)
 {
     (void)me, (void)n;
@@ -266,6 +391,7 @@ static int not_initialised(int me, int n)
 static const harness_case cases[] = {
     { "all_types", t_all_types, { 0 }, { 2, 3 } },
     { "gather_flags", t_gather_flags, { 0 }, { 4, 8 } },
+    { "any_fairness", t_any_fairness, { 0 }, { 2 } },
     { "ffts", t_ffts, { 0 }, { 1 } },
     { "not_initialised", not_initialised, { .no_init = 1, .no_uid = 1 }, { 1 } },
 };
