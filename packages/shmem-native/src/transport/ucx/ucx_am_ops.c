@@ -248,10 +248,13 @@ static int target_can_reply(void *ctx, int pe)
     return peer_of(st, pe)->ep != NULL;
 }
 
+/* A reply that UCX could not send at once is done (sent, or cancelled as its endpoint
+ * closed): its header and its request go. */
 static void reply_sent(void *request, ucs_status_t status, void *user_data)
 {
-    (void)request, (void)status;
-    free(user_data); /* the header, which UCX needed until now */
+    (void)status;
+    free(user_data);
+    ucp_request_free(request);
 }
 
 /* Runs inside the worker's progress, under st->lock. */
@@ -272,10 +275,8 @@ static void target_reply(void *ctx, int pe, uint64_t token, uint64_t value, cons
         .user_data = h,
     };
     ucs_status_ptr_t req = ucp_am_send_nbx(peer_of(st, pe)->ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
-    if (UCS_PTR_IS_PTR(req))
-        ucp_request_free(req); /* reply_sent frees h when UCX is done with it */
-    else
-        free(h);
+    if (!UCS_PTR_IS_PTR(req))
+        free(h); /* sent at once (or failed): no callback will come */
 }
 
 static uint64_t total_dropped(const shmemi_am_target_t *t)
