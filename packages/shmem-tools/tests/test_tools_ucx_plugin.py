@@ -107,6 +107,46 @@ def test_present_through_the_variable(lone_library):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("env, plane", [
+    ({"UCX_TLS": "tcp"}, "am (UCX_TLS=tcp may run RMA in software over sockets); socket filter on"),
+    ({}, "am (UCX_TLS=(unset)"),
+    ({"UCX_TLS": "rc,ud,sm,self"}, "rma (UCX_TLS=rc,ud,sm,self lists only hardware-RMA"),
+    ({"UCX_TLS": "^tcp"}, "am ("),
+    ({"UCX_TLS": "rc,tcp"}, "am ("),
+    ({"UCX_TLS": "tcp", "SHMEM_UCX_DATA_PLANE": "rma"}, "rma (SHMEM_UCX_DATA_PLANE=rma)"),
+    ({"SHMEM_UCX_DATA_PLANE": "AM", "SHMEM_UCX_FILTER": "0"},
+     "am (SHMEM_UCX_DATA_PLANE=AM); socket filter off (SHMEM_UCX_FILTER=0)"),
+])
+def test_data_plane_of_the_environment(lone_library, env, plane):
+    """The check says which data plane (docs/security.rst) this environment selects, from
+    the plug-in itself, and whether UCX's sockets get the filter."""
+    folder, lib = lone_library
+    plugin = real_plugin()
+    if plugin is None:
+        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
+    shutil.copy(plugin, folder / PLUGIN)
+    base = env_without_plugin(ACLSHMEM_LIBRARY=lib)
+    for name in ("UCX_TLS", "SHMEM_UCX_DATA_PLANE", "SHMEM_UCX_FILTER"):
+        base.pop(name, None)
+    r, c = check_json({**base, **env})
+    assert c["status"] == "PASS", c
+    assert c["details"]["data_plane"].startswith(plane), c["details"]
+    assert "data plane here: " + c["details"]["data_plane"] in c["reason"]
+
+
+def test_invalid_data_plane_fails_naming_the_variable(lone_library):
+    folder, lib = lone_library
+    plugin = real_plugin()
+    if plugin is None:
+        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
+    shutil.copy(plugin, folder / PLUGIN)
+    r, c = check_json(env_without_plugin(ACLSHMEM_LIBRARY=lib, SHMEM_UCX_DATA_PLANE="fast"))
+    assert c["status"] == "FAIL", c
+    assert "SHMEM_UCX_DATA_PLANE=fast: expected am, rma or auto" in c["reason"]
+    assert "SHMEM_UCX_DATA_PLANE" in c["fix"]
+    assert r.returncode != 0
+
+
 def test_absent_is_a_warning_with_the_fix(lone_library):
     folder, lib = lone_library
     r, c = check_json(env_without_plugin(ACLSHMEM_LIBRARY=lib))

@@ -67,9 +67,13 @@ typedef struct shmemi_plugin {
     void (*stop)(shmemi_instance_t *inst);
 } shmemi_plugin_t;
 
-/* The one symbol a plug-in exports: returns its description. */
+/* The symbol every plug-in exports: returns its description. */
 #define SHMEMI_PLUGIN_ENTRY "shmemi_transport_plugin"
 typedef const shmemi_plugin_t *(*shmemi_plugin_entry_fn)(void);
+/* The UCX plug-in also exports, for diagnostics only (shmem-config reads it; libaclshmem
+ * does not): int shmemi_ucx_data_plane(char *out, size_t len), the data plane this
+ * process's environment selects, as one line (0), or why the environment is invalid (-1). */
+#define SHMEMI_UCX_DATA_PLANE_FN "shmemi_ucx_data_plane"
 
 /* libaclshmem's services, handed to start. */
 extern const shmemi_plugin_host_t shmemi_plugin_host;

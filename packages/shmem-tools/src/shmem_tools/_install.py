@@ -33,6 +33,7 @@ ENV_LIBRARY = "ACLSHMEM_LIBRARY"
 UCX_PLUGIN_FILE = "libaclshmem_ucx.so"
 ENV_UCX_PLUGIN = "SHMEM_UCX_PLUGIN"
 UCX_PLUGIN_ENTRY = "shmemi_transport_plugin"
+UCX_DATA_PLANE_FN = "shmemi_ucx_data_plane"
 
 #: The four distributions of the project: (distribution name, import name).
 PACKAGES = (
@@ -364,7 +365,8 @@ def load_ucx_plugin(path):
     ``shmemi_transport_plugin`` and reads abi, version and name.  Returns a dict: loaded,
     abi, version, name, error (why it is not a usable plug-in), missing_ucx (the UCX
     library the loader could not find, when that is why)."""
-    out = {"loaded": False, "abi": None, "version": None, "name": None, "error": None, "missing_ucx": None}
+    out = {"loaded": False, "abi": None, "version": None, "name": None, "error": None, "missing_ucx": None,
+           "data_plane": None, "data_plane_error": None}
     try:
         lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_LOCAL", 0) | getattr(os, "RTLD_NOW", 2))
     except OSError as exc:
@@ -387,7 +389,24 @@ def load_ucx_plugin(path):
     out.update(loaded=True, abi=int(p.abi),
                version=p.version.decode("utf-8", "replace") if p.version else None,
                name=p.name.decode("utf-8", "replace") if p.name else None)
+    out.update(_data_plane(lib))
     return out
+
+
+def _data_plane(lib):
+    """What the plug-in's ``shmemi_ucx_data_plane`` says of this environment: ``data_plane``
+    (e.g. "am (UCX_TLS=tcp may run RMA in software over sockets); socket filter on") or
+    ``data_plane_error`` (an invalid SHMEM_UCX_DATA_PLANE); both None for a plug-in without it."""
+    try:
+        fn = getattr(lib, UCX_DATA_PLANE_FN)
+    except AttributeError:
+        return {"data_plane": None, "data_plane_error": None}
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    buf = ctypes.create_string_buffer(512)
+    ok = fn(buf, len(buf)) == 0
+    text = buf.value.decode("utf-8", "replace")
+    return {"data_plane": text if ok else None, "data_plane_error": None if ok else text}
 
 
 def ucx_plugin(runtime):
@@ -397,12 +416,14 @@ def ucx_plugin(runtime):
     ``path``     the file (SHMEM_UCX_PLUGIN, else libaclshmem_ucx.so beside the library)
     ``source``   "SHMEM_UCX_PLUGIN" or "beside libaclshmem"
     ``found``    the file exists (a bare SHMEM_UCX_PLUGIN name is left to the loader's search)
-    ``loaded``, ``abi``, ``version``, ``name``, ``error``, ``missing_ucx``: load_ucx_plugin()
+    ``loaded``, ``abi``, ``version``, ``name``, ``error``, ``missing_ucx``, ``data_plane``,
+    ``data_plane_error``: load_ucx_plugin()
     ``library_version``  the loaded libaclshmem's version, which the plug-in's must equal
     ``version_matches``  True / False, or None when either version is unknown
     """
     out = {"path": None, "source": None, "found": False, "loaded": False, "abi": None, "version": None,
-           "name": None, "error": None, "missing_ucx": None, "library_version": version_of_runtime(runtime),
+           "name": None, "error": None, "missing_ucx": None, "data_plane": None, "data_plane_error": None,
+           "library_version": version_of_runtime(runtime),
            "version_matches": None}
     forced = os.environ.get(ENV_UCX_PLUGIN)
     if forced:

@@ -357,7 +357,8 @@ def check_ucx_plugin(runtime):
                      "fix the 'native library' check first")
     info = _install.ucx_plugin(runtime)
     details = {k: info[k] for k in ("path", "source", "found", "loaded", "abi", "version", "name",
-                                    "library_version", "version_matches", "error")}
+                                    "library_version", "version_matches", "error", "data_plane",
+                                    "data_plane_error")}
     path = info["path"]
     where = f"{env}={path}" if info["source"] == env else path
     rebuild = ("install UCX (apt-get install libucx-dev) and rebuild libaclshmem with meson -Ducx=enabled "
@@ -393,10 +394,15 @@ def check_ucx_plugin(runtime):
                      (f"point {env} at the {plugin_file} of libaclshmem {info['library_version']}, or unset it"
                       if info["source"] == env else
                       f"reinstall libaclshmem and its plug-in from one build ({rebuild})"), details)
+    if info["data_plane_error"]:
+        return Check(name, FAIL, f"{info['data_plane_error']}: multi-node jobs would fail at init",
+                     "set SHMEM_UCX_DATA_PLANE to am, rma or auto (or unset it), the same on every node",
+                     details)
     how = f"({env})" if info["source"] == env else "beside the library"
+    plane = f"; data plane here: {info['data_plane']}" if info["data_plane"] else ""
     return Check(name, PASS,
                  f"{info['name'] or 'UCX'} plug-in {path} {how}, built for libaclshmem {info['version']} "
-                 f"(plug-in ABI {info['abi']}); loaded only by jobs with PEs on other nodes",
+                 f"(plug-in ABI {info['abi']}); loaded only by jobs with PEs on other nodes{plane}",
                  details=details)
 
 

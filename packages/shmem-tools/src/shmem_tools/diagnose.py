@@ -15,8 +15,10 @@ The result is one JSON object.  Its keys (stable; tools may read them):
 ``runtime_root``       ``{"path", "matches_package_root", "package_root"}``
 ``ucx_plugin``         the UCX transport plug-in the loaded library would load for a job with
                        PEs on other nodes: ``{"path", "source", "found", "loaded", "name",
-                       "version", "abi", "library_version", "version_matches", "error"}``
-                       (source: ``SHMEM_UCX_PLUGIN`` or ``beside libaclshmem``)
+                       "version", "abi", "library_version", "version_matches", "error",
+                       "data_plane", "data_plane_error"}`` (source: ``SHMEM_UCX_PLUGIN`` or
+                       ``beside libaclshmem``; data_plane: what this environment selects,
+                       e.g. ``am (UCX_TLS=tcp ...); socket filter on``)
 ``degraded``           true when SHMEM cannot work as installed; ``degraded_reason`` says why
 ``next_steps``         what to do, in order ("No issues detected. SHMEM is ready." when none)
 """

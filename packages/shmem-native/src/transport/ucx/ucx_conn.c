@@ -46,17 +46,31 @@ static int tls_all_hardware(const char *tls)
     return 1;
 }
 
+/* The plane this process's environment asks for: 0, or -1 with the reason in why.  why also
+ * says, on success, what decided. */
+static int plane_from_env(ucx_plane_t *plane, char *why, size_t why_len)
+{
+    const char *asked = getenv(UCX_PLANE_ENV), *tls = getenv("UCX_TLS");
+    if (!asked || !*asked || strcasecmp(asked, "auto") == 0) {
+        *plane = tls_all_hardware(tls) ? UCX_PLANE_RMA : UCX_PLANE_AM;
+        snprintf(why, why_len, "UCX_TLS=%.200s %s", tls && *tls ? tls : "(unset)",
+                 *plane == UCX_PLANE_RMA ? "lists only hardware-RMA and same-node transports"
+                                         : "may run RMA in software over sockets");
+    } else if (strcasecmp(asked, "am") == 0 || strcasecmp(asked, "rma") == 0) {
+        *plane = strcasecmp(asked, "am") == 0 ? UCX_PLANE_AM : UCX_PLANE_RMA;
+        snprintf(why, why_len, "%s=%s", UCX_PLANE_ENV, asked);
+    } else {
+        snprintf(why, why_len, "%s=%.64s: expected am, rma or auto", UCX_PLANE_ENV, asked);
+        return -1;
+    }
+    return 0;
+}
+
 static int choose_plane(ucx_state_t *st)
 {
-    const char *asked = getenv(UCX_PLANE_ENV);
-    if (!asked || !*asked || strcasecmp(asked, "auto") == 0)
-        st->plane = tls_all_hardware(getenv("UCX_TLS")) ? UCX_PLANE_RMA : UCX_PLANE_AM;
-    else if (strcasecmp(asked, "am") == 0)
-        st->plane = UCX_PLANE_AM;
-    else if (strcasecmp(asked, "rma") == 0)
-        st->plane = UCX_PLANE_RMA;
-    else
-        return st->host->fail(ACLSHMEM_INVALID_PARAM, "%s=%.64s: expected am, rma or auto", UCX_PLANE_ENV, asked);
+    char why[320];
+    if (plane_from_env(&st->plane, why, sizeof(why)) != 0)
+        return st->host->fail(ACLSHMEM_INVALID_PARAM, "%s", why);
     st->ops = st->plane == UCX_PLANE_AM ? &shmemi_ucx_am_ops : &shmemi_ucx_rma_ops;
     return ACLSHMEM_SUCCESS;
 }
@@ -222,6 +236,23 @@ static const shmemi_plugin_t ucx_plugin = {
     .before_sleep = shmemi_ucx_before_sleep,
     .stop = shmemi_ucx_stop,
 };
+
+/* For diagnostics (shmem-config): the data plane this process's environment selects and
+ * whether UCX's sockets would be filtered, as one line in out: 0, or -1 when the
+ * environment is invalid (out says why).  Exported beside the entry; libaclshmem does not
+ * use it. */
+__attribute__((visibility("default"))) int shmemi_ucx_data_plane(char *out, size_t out_len)
+{
+    ucx_plane_t plane;
+    char why[320];
+    if (plane_from_env(&plane, why, sizeof(why)) != 0) {
+        snprintf(out, out_len, "%s", why);
+        return -1;
+    }
+    snprintf(out, out_len, "%s (%s); socket filter %s", plane == UCX_PLANE_AM ? "am" : "rma", why,
+             filter_wanted() ? "on" : "off (" UCX_FILTER_ENV "=0)");
+    return 0;
+}
 
 __attribute__((visibility("default"))) const shmemi_plugin_t *shmemi_transport_plugin(void)
 {
