@@ -242,6 +242,31 @@ def dlpack_view_defers_free():
 
 
 @checks
+def torch_frombuffer_is_a_counted_view():
+    try:
+        import torch
+    except ImportError:
+        return "torch not installed"
+    b = core.buffer(256)
+    addr = b.addr
+    t = torch.frombuffer(b, dtype=torch.uint8)  # torch releases its export at once, keeps b's exporter
+    assert t.data_ptr() == addr
+    t[0] = 1
+    assert b[0] == 1
+    views = b._block.views()
+    messages = quiet_free(b)
+    c = core.buffer(256)  # got b's address before
+    c.numpy()[:] = 5
+    t[:] = 9  # lands in the deferred block, not in c
+    core.barrier_all()
+    assert (c.numpy() == 5).all(), "a write through the stale tensor reached the next allocation"
+    assert views == 1 and messages and "1 view" in messages[0], (views, messages)
+    del t
+    core.free(c)  # the deferred block goes back with this free
+    assert _reused(addr, 256)
+
+
+@checks
 def constructor_is_cheap_and_plain():
     assert not hasattr(core.Buffer, "from_buffer") and not hasattr(core.Buffer, "_length_")
     a, b = core.Buffer(4096, 10), core.Buffer(8192, 12345)

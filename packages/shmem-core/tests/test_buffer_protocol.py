@@ -7,6 +7,7 @@ their own jobs: a view kept past finalize is the point of the test."""
 import pytest
 
 import jobs_buffer
+import jobs_exporter_fallback
 from harness import assert_check, pytest_params
 from shmem import testing
 
@@ -84,6 +85,31 @@ def dlpack_past_finalize():
 
 def test_dlpack_view_survives_finalize():
     assert testing.run_pes(2, dlpack_past_finalize, init=False, timeout=120) == [0, 0]
+
+
+def torch_frombuffer_past_finalize():
+    """torch.frombuffer keeps no export, only a reference to what exported the memory: it
+    must count as a view all the same."""
+    import warnings
+
+    import torch
+
+    from shmem import core
+
+    core.init(mem_size=1 << 20)
+    b = core.buffer(4096)
+    b[0] = 1
+    t = torch.frombuffer(b, dtype=torch.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        core.finalize()
+    t[1] = 2  # reaches nobody (before: a segmentation fault, the heap was unmapped under it)
+    return int(t[0]), int(t.sum())
+
+
+def test_torch_frombuffer_view_survives_finalize():
+    pytest.importorskip("torch")
+    assert testing.run_pes(2, torch_frombuffer_past_finalize, init=False, timeout=120) == [(0, 2)] * 2
 
 
 def views_survive_a_failed_finalize():
@@ -179,3 +205,8 @@ def test_view_of_heap_kept_for_an_abandoned_kernel():
     assert first == 42 and both == bytes([42, 43])  # the real (kept) memory, not zero pages
     assert len(messages) == 1 and "keeps mapped for a stream kernel" in messages[0], messages
     assert "do not use" not in messages[0], messages
+
+
+def test_views_are_counted_on_the_fallback_exporter():
+    results = testing.run_pes(2, jobs_exporter_fallback.counted_views_on_the_fallback, init=False, timeout=120)
+    assert results == [(True, True, True, 0)] * 2

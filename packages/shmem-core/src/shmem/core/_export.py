@@ -3,49 +3,69 @@
 Buffer protocol.  On Python 3.11 a class written in Python cannot export the buffer
 protocol (PEP 688's ``__buffer__`` arrives in 3.12), and the built-in exporters either own
 their memory (bytearray, array, mmap) or need one class per length with a ``<B`` format
-that memoryview cannot index (ctypes arrays).  So this module makes, once at import, a
-small base type with ``PyType_FromSpec`` whose buffer slots are bytearray's own C
-functions, and whose instance layout is bytearray's.  Those functions read only three
-fields of the object - the start pointer, the size, and the count of exported views - and
-this type exposes them to Python as the members ``_start``, ``_size`` and ``_exports``.
-The result, for every CPython that passes the layout check below:
+that memoryview cannot index (ctypes arrays).  So this module makes, once at import, two
+small types with ``PyType_FromSpec`` whose buffer slots are CPython's own C functions:
+
+- ``Exporter`` has bytearray's instance layout and bytearray's buffer functions, which read
+  three fields of the object - the start pointer, the size and the count of exports - that
+  the type shows to Python as the members ``_start``, ``_size`` and ``_exports``.  Every
+  Buffer owns one (``new_exporter``): its memory as the buffer protocol hands it out.
+- ``ExporterBase``, the base of Buffer, has ``pickle.PickleBuffer``'s buffer functions,
+  which pass every request on to the object in the ``obj`` field of PickleBuffer's layout:
+  here the member ``_exporter``.
+
+Why two objects: whoever takes a buffer gets, with the memory, a reference to the object
+that exported it (``Py_buffer.obj``): the Buffer's exporter, which nothing else refers to.
+A memoryview or a NumPy array holds that reference while it lives; so does the tensor of
+``torch.frombuffer``, although torch releases its export at once (an export count would
+miss that tensor and let ``free`` hand its memory to the next allocation).  A Buffer's live
+views are thus the references to its exporter beyond those of the Buffer and of its
+``buffer.Block`` (which counts them, also after the Buffer itself is gone), counted by
+CPython in C, with no Python code running per view.  The result, for every CPython that
+passes the layout checks below:
 
 - ``memoryview(b)`` is writable, format ``'B'``, one dimension: indexing, slicing,
-  ``bytes``, ``numpy.frombuffer`` and ``torch.frombuffer`` work;
-- ``_exports`` counts the live views exactly (the C functions count them), on every
-  Python version, with no Python code running per view;
-- nothing is made per length: a Buffer is one small object.
+  ``bytes``, ``numpy.frombuffer`` and ``torch.frombuffer`` work, and every view they keep
+  is counted;
+- nothing is made per length: a Buffer is two small objects.
 
-The layout is checked at import against a real bytearray (and debug builds of CPython,
-whose bytearray functions assert the type, are excluded).  Where the check fails, Python
-3.12+ falls back to ``__buffer__`` / ``__release_buffer__`` (counted in Python), and
-3.11 gets no buffer protocol (``Buffer.view()`` / ``.numpy()`` still work through cffi).
+The layouts are checked at import against a real bytearray and PickleBuffer (and debug
+builds of CPython, whose bytearray functions assert the type, are excluded).  Where a check
+fails, the exporter is a cffi buffer of the memory, counted the same way; Python 3.12+
+exports it through ``__buffer__``, and 3.11 has no buffer protocol (``Buffer.view()`` /
+``.numpy()`` still work, counted).
 
 DLPack.  ``export_dlpack`` builds a ``DLManagedTensorVersioned`` (DLPack 1.0, capsule
 ``"dltensor_versioned"``, writable) for consumers that ask for version 1, and the legacy
 ``DLManagedTensor`` (dlpack.h v0.8, capsule ``"dltensor"``) otherwise, in ctypes memory.  While a consumer (NumPy, torch) holds it,
-the tensor keeps a memoryview of the Buffer, so it is counted in ``_exports`` like any other
-view.  The consumer's call of ``deleter`` only records the tensor as finished (one dict
+the tensor keeps a memoryview of the Buffer, so it is counted like any other view.  The
+consumer's call of ``deleter`` only records the tensor as finished (one dict
 store: a deleter may run while an exception is propagating, when calling anything would
 replace that exception); ``sweep_dlpack`` then drops what is finished, and what was never
 consumed and is no longer referenced.
 """
 
 import ctypes
+import pickle
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
-__all__ = ["ExporterBase", "EXACT_VIEW_COUNT", "export_dlpack", "sweep_dlpack", "KDLCPU"]
+__all__ = ["ExporterBase", "BUFFER_PROTOCOL", "new_exporter", "stop_exporting", "export_dlpack", "sweep_dlpack",
+           "KDLCPU"]
 
 _P = ctypes.sizeof(ctypes.c_void_p)
 # PyByteArrayObject: PyObject_VAR_HEAD (refcnt, type, ob_size), ob_alloc, ob_bytes,
 # ob_start, ob_exports.  bytearray's getbuffer exports (ob_start, ob_size) and counts
 # ob_exports; its releasebuffer decrements ob_exports.
 _SIZE_OFFSET, _START_OFFSET, _EXPORTS_OFFSET, _BASICSIZE = 2 * _P, 5 * _P, 6 * _P, 7 * _P
+# PyPickleBufferObject: PyObject_HEAD (refcnt, type), then a Py_buffer {buf, obj, ...}.
+# PickleBuffer's getbuffer reads only obj (and passes the request on to it); its
+# releasebuffer does nothing.  ExporterBase keeps the Buffer's address where buf is.
+_ADDR_OFFSET, _TARGET_OFFSET, _BASE_BASICSIZE = 2 * _P, 3 * _P, 4 * _P
 
 _Py_bf_getbuffer, _Py_bf_releasebuffer, _Py_tp_members, _Py_tp_doc = 1, 2, 72, 56
-_T_PYSSIZET, _READONLY = 19, 1
+_T_OBJECT_EX, _T_PYSSIZET, _READONLY = 16, 19, 1
 _Py_TPFLAGS_IMMUTABLETYPE, _Py_TPFLAGS_BASETYPE, _Py_TPFLAGS_HAVE_VERSION_TAG = 1 << 8, 1 << 10, 1 << 18
 
 
@@ -64,7 +84,7 @@ class _PyTypeSpec(ctypes.Structure):
 
 
 def _bytearray_layout_matches():
-    """Whether this interpreter's bytearray has the layout the base type relies on."""
+    """Whether this interpreter's bytearray has the layout Exporter relies on."""
     if hasattr(sys, "gettotalrefcount") or sys.implementation.name != "cpython":
         return False  # debug builds assert PyByteArray_Check in the functions we reuse
     probe = bytearray(b"layout")
@@ -81,63 +101,74 @@ def _bytearray_layout_matches():
     return inside == before + 1 and after == before and bytearray.__basicsize__ == _BASICSIZE
 
 
+def _pickle_buffer_layout_matches():
+    """Whether this interpreter's PickleBuffer keeps the exporting object where
+    ExporterBase keeps ``_exporter``."""
+    probe = bytearray(b"layout")
+    wrapped = pickle.PickleBuffer(probe)
+    return (ctypes.c_void_p.from_address(id(wrapped) + _TARGET_OFFSET).value == id(probe)
+            and pickle.PickleBuffer.__basicsize__ >= _BASE_BASICSIZE)
+
+
 # Everything handed to PyType_FromSpec must live as long as the type: kept here forever.
 _type_keepalive: List[object] = []
 
 
-def _make_base():
+def _make_type(name, basicsize, donor, members, doc):
+    """A type made with PyType_FromSpec: ``basicsize`` bytes, the buffer functions of the
+    built-in type ``donor``, and ``members`` [(name, type, offset, flags, doc)]."""
     api = ctypes.pythonapi
     api.PyType_GetSlot.restype = ctypes.c_void_p
     api.PyType_GetSlot.argtypes = [ctypes.py_object, ctypes.c_int]
-    getbuffer = api.PyType_GetSlot(bytearray, _Py_bf_getbuffer)
-    releasebuffer = api.PyType_GetSlot(bytearray, _Py_bf_releasebuffer)
+    getbuffer = api.PyType_GetSlot(donor, _Py_bf_getbuffer)
+    releasebuffer = api.PyType_GetSlot(donor, _Py_bf_releasebuffer)
     if not getbuffer or not releasebuffer:
         return None
-    members = (_PyMemberDef * 4)(
-        _PyMemberDef(b"_size", _T_PYSSIZET, _SIZE_OFFSET, 0, b"bytes the buffer protocol exports"),
-        _PyMemberDef(b"_start", _T_PYSSIZET, _START_OFFSET, 0, b"address the buffer protocol exports"),
-        _PyMemberDef(b"_exports", _T_PYSSIZET, _EXPORTS_OFFSET, _READONLY, b"live exported views"),
-        _PyMemberDef(None, 0, 0, 0, None))
-    doc = b"Exports (_start, _size) through the buffer protocol and counts the views in _exports."
+    table = (_PyMemberDef * (len(members) + 1))(*(_PyMemberDef(*m) for m in members), _PyMemberDef(None, 0, 0, 0, None))
     slots = (_PyTypeSlot * 5)(
         _PyTypeSlot(_Py_bf_getbuffer, getbuffer),
         _PyTypeSlot(_Py_bf_releasebuffer, releasebuffer),
-        _PyTypeSlot(_Py_tp_members, ctypes.cast(members, ctypes.c_void_p).value),
+        _PyTypeSlot(_Py_tp_members, ctypes.cast(table, ctypes.c_void_p).value),
         _PyTypeSlot(_Py_tp_doc, ctypes.cast(ctypes.c_char_p(doc), ctypes.c_void_p).value),
         _PyTypeSlot(0, None))
-    name = b"shmem.core._export.ExporterBase"
-    spec = _PyTypeSpec(name, _BASICSIZE, 0,
+    spec = _PyTypeSpec(name, basicsize, 0,
                        _Py_TPFLAGS_HAVE_VERSION_TAG | _Py_TPFLAGS_BASETYPE | _Py_TPFLAGS_IMMUTABLETYPE, slots)
-    _type_keepalive.extend((members, slots, spec, name, doc))
+    _type_keepalive.extend((table, slots, spec, name, doc, members))
     api.PyType_FromSpec.restype = ctypes.py_object
     api.PyType_FromSpec.argtypes = [ctypes.POINTER(_PyTypeSpec)]
     return api.PyType_FromSpec(ctypes.byref(spec))
 
 
+def _make_native_types():
+    """(Exporter, ExporterBase), or None where this interpreter's layouts differ."""
+    if not (_bytearray_layout_matches() and _pickle_buffer_layout_matches()):
+        return None
+    # (Neither type may have a weak reference list: CPython does not clear those of a type
+    # without GC support when its objects die.)
+    exporter = _make_type(b"shmem.core._export.Exporter", _BASICSIZE, bytearray, [
+        (b"_size", _T_PYSSIZET, _SIZE_OFFSET, 0, b"bytes the buffer protocol hands out"),
+        (b"_start", _T_PYSSIZET, _START_OFFSET, 0, b"address the buffer protocol hands out"),
+        (b"_exports", _T_PYSSIZET, _EXPORTS_OFFSET, _READONLY, b"exports not released yet")],
+        b"Exports (_start, _size) through the buffer protocol, with bytearray's C functions.")
+    base = _make_type(b"shmem.core._export.ExporterBase", _BASE_BASICSIZE, pickle.PickleBuffer, [
+        (b"_start", _T_PYSSIZET, _ADDR_OFFSET, 0, b"address of the memory"),
+        (b"_exporter", _T_OBJECT_EX, _TARGET_OFFSET, 0, b"the object that exports the memory")],
+        b"Passes the buffer protocol on to _exporter, with pickle.PickleBuffer's C functions.")
+    return None if exporter is None or base is None else (exporter, base)
+
+
 class _PythonExporterBase:
-    """Fallback base where bytearray's layout differs: the same members in Python;
-    Python 3.12+ exports through ``__buffer__`` (PEP 688), 3.11 exports nothing."""
+    """The base of Buffer where the layouts differ: Python 3.12+ exports through
+    ``__buffer__`` (PEP 688) the exporter, a cffi buffer; 3.11 exports nothing."""
 
-    __slots__ = ("_size", "_start", "_exports")
-
-    def __new__(cls, *args, **kwargs):
-        self = object.__new__(cls)
-        self._size = self._start = self._exports = 0
-        return self
+    __slots__ = ("_start", "_exporter")
 
     if sys.version_info >= (3, 12):
         def __buffer__(self, flags):
-            from .. import _native
-
-            ffi = _native.get_ffi()
-            size = self._size
-            raw = ffi.buffer(ffi.cast("char *", self._start), size) if size else bytearray()
-            view = memoryview(raw).cast("B")
-            self._exports += 1
-            return view
-
-        def __release_buffer__(self, view):
-            self._exports -= 1
+            block = getattr(self, "_block", None)
+            if block is not None and block.released:
+                return memoryview(bytearray())  # a freed Buffer hands out nothing
+            return memoryview(self._exporter)
 
 
 if TYPE_CHECKING:
@@ -146,17 +177,47 @@ if TYPE_CHECKING:
         so that memoryview(b), bytes(b) and np.frombuffer(b) type-check."""
 
         _start: int    # the members of the run-time type (see above)
-        _size: int
-        _exports: int
+        _exporter: Any
 
         def __buffer__(self, flags: int, /) -> memoryview: ...
 
-    EXACT_VIEW_COUNT: bool
+    BUFFER_PROTOCOL: bool
+
+    def new_exporter(addr: int, size: int) -> Any: ...
+
+    def stop_exporting(exporter: Any) -> None: ...
 else:
-    ExporterBase = _make_base() if _bytearray_layout_matches() else None
-    EXACT_VIEW_COUNT = ExporterBase is not None or sys.version_info >= (3, 12)
-    if ExporterBase is None:
+    _native_types = _make_native_types()
+    if _native_types is not None:
+        Exporter, ExporterBase = _native_types
+        _new = object.__new__
+
+        def new_exporter(addr, size):
+            """The exporter of ``size`` bytes at ``addr``, for a new Buffer's ``_exporter``."""
+            exporter = _new(Exporter)
+            exporter._start = addr
+            exporter._size = size
+            return exporter
+
+        def stop_exporting(exporter):
+            """New exports are empty from now on (views made before stay as they are)."""
+            exporter._size = 0
+    else:
         ExporterBase = _PythonExporterBase
+        _ffi = None
+
+        def new_exporter(addr, size):
+            global _ffi
+            if _ffi is None:
+                from .. import _native
+
+                _ffi = _native.get_ffi()
+            return _ffi.buffer(_ffi.cast("char *", addr), size)
+
+        def stop_exporting(exporter):
+            pass  # the Buffer's own exports check its block (a cffi buffer cannot shrink)
+
+    BUFFER_PROTOCOL = _native_types is not None or sys.version_info >= (3, 12)
 
 
 # ---------------------------------------------------------------------------

@@ -3,12 +3,14 @@
 A Buffer is an address, a length in bytes and a heap type.  It is one small object made in
 O(1) (``__slots__``, no class per length) that hands its memory to other code without a
 copy: the buffer protocol (format ``'B'``), ``__array_interface__`` and DLPack.  How the
-buffer protocol is exported, and how views are counted, is in ``_export``.
+buffer protocol is exported, and why the live views of a Buffer are the references to its
+exporter, is in ``_export``.
 
 Every symmetric allocation of this PE is a ``Block``: the owning Buffer that ``buffer``,
 ``calloc`` or ``align`` returned, and the Buffers derived from it (slices ``b[i:j]`` and
-peer views from ``get_peer_buffer``).  The block answers whether any of them still has an
-exported view, which ``free`` and ``finalize`` need (see ``memory`` and ``init_final``).
+peer views from ``get_peer_buffer``).  The block keeps their exporters and answers whether
+any of them still has an exported view, also once the Buffer is gone, which ``free`` and
+``finalize`` need (see ``memory`` and ``init_final``).
 """
 
 import ctypes
@@ -33,12 +35,13 @@ __all__ = ["Buffer", "Block", "check_buffer"]
 
 _DEVICE, _HOST = MemType.DEVICE_SIDE, MemType.HOST_SIDE
 _new = object.__new__
+_new_exporter = _export.new_exporter
 
 
 class Block:
     """One symmetric allocation: its owner, the Buffers derived from it, and its state."""
 
-    __slots__ = ("addr", "length", "mem_type", "instance_id", "released", "owner", "derived", "__weakref__")
+    __slots__ = ("addr", "length", "mem_type", "instance_id", "released", "owner", "exporters", "__weakref__")
 
     def __init__(self, addr, length, mem_type, instance_id):
         self.addr = addr
@@ -47,31 +50,43 @@ class Block:
         self.instance_id = instance_id
         self.released = False  # a free (or finalize) has been started
         self.owner = None  # weakref to the owning Buffer
-        self.derived = []  # weakrefs to slices and peer views
+        # Per Buffer of the block (owner, slices, peer views): (weakref to the Buffer, its
+        # exporter, address, length).  Views hold the exporter, not the Buffer, so the
+        # block keeps the exporter: a NumPy array of a slice made and dropped still counts.
+        self.exporters = []
 
-    def buffers(self):
-        """The Buffers of this block that are still alive."""
-        found = [ref() for ref in [self.owner, *self.derived] if ref is not None]
-        return [b for b in found if b is not None]
+    def track(self, buf):
+        """Counts the views of ``buf`` (a Buffer of this block) from now on."""
+        exporters = self.exporters
+        if len(exporters) >= 64 and not len(exporters) & (len(exporters) - 1):
+            # Many slices made and dropped: forget those gone without views (amortised O(1)).
+            exporters[:] = [entry for entry in exporters if entry[0]() is not None or _views_of(entry)]
+        exporters.append((weakref.ref(buf), buf._exporter, buf._start, buf._length))
 
     def views(self):
-        """Live views exported by any Buffer of this block (memoryviews, NumPy arrays and
-        DLPack tensors over it)."""
+        """Live views exported by any Buffer of this block (memoryviews, NumPy arrays,
+        DLPack tensors, tensors of torch.frombuffer over it)."""
         _export.sweep_dlpack()
-        return sum(b._exports for b in self.buffers())
+        return sum(_views_of(entry) for entry in self.exporters)
 
     def exported_ranges(self):
         """(address, length) of each Buffer of this block that has exported views."""
         _export.sweep_dlpack()
-        return [(b._start, b._length) for b in self.buffers() if b._exports]
+        return [(entry[2], entry[3]) for entry in self.exporters if _views_of(entry)]
 
     def close(self):
         """Marks the block released: Buffer methods raise from now on, and the buffer
         protocol hands out only empty views.  Views exported before stay as they are."""
         self.released = True
-        for b in self.buffers():
-            b._size = 0
-        self.derived = [ref for ref in self.derived if ref() is not None]
+        for entry in self.exporters:
+            _export.stop_exporting(entry[1])
+        self.exporters = [entry for entry in self.exporters if entry[0]() is not None or _views_of(entry)]
+
+
+def _views_of(entry):
+    """The live views of one Buffer of a block (``entry`` of ``Block.exporters``): the
+    references to its exporter beyond the block's and the Buffer's, if it is alive."""
+    return sys.getrefcount(entry[1]) - (_HELD_WITH_BUFFER if entry[0]() is not None else _HELD_WITHOUT_BUFFER)
 
 
 # Blocks not yet released, per instance: {instance_id: {addr: Block}}.
@@ -118,8 +133,8 @@ class Buffer(_export.ExporterBase):
     A Buffer is a writable bytes-like object without copies: ``memoryview(b)`` (format
     ``'B'``), ``b[i]``, ``b[i] = v``, ``bytes(b)``, ``len(b)``, ``numpy.frombuffer(b,
     dtype)``, ``numpy.asarray(b)`` (``__array_interface__``), ``numpy.from_dlpack(b)`` and
-    ``torch.from_dlpack(b)`` (``__dlpack__``, CPU), ``b.numpy(dtype, shape)`` and
-    ``b.view(fmt, shape)``.
+    ``torch.from_dlpack(b)`` (``__dlpack__``, CPU), ``torch.frombuffer(b, dtype=...)``,
+    ``b.numpy(dtype, shape)`` and ``b.view(fmt, shape)``.
 
     Dropping a Buffer never frees symmetric memory (free is collective and must be called
     by every PE); ``finalize`` releases what is left and warns.  While views of a Buffer
@@ -139,7 +154,8 @@ class Buffer(_export.ExporterBase):
             addr, length, mem_type = _check_new_args(addr, length, mem_type)
         self = _new(cls)
         self._start = addr
-        self._size = length if length <= sys.maxsize else 0  # no Python view is that long
+        # What the buffer protocol hands out (see _export): no Python view is longer than maxsize.
+        self._exporter = _new_exporter(addr, length if length <= sys.maxsize else 0)
         self._length = length
         self._mem_type = mem_type
         self._block = None
@@ -152,6 +168,7 @@ class Buffer(_export.ExporterBase):
         buf = cls(addr, length, mem_type)
         block = Block(addr, length, mem_type, instance_id)
         block.owner = weakref.ref(buf)
+        block.track(buf)
         buf._block = block
         return buf
 
@@ -163,13 +180,9 @@ class Buffer(_export.ExporterBase):
         block = origin._block
         if block is not None:
             buf._block = block
-            derived = block.derived
-            if len(derived) >= 64 and not len(derived) & (len(derived) - 1):
-                # Many slices made and dropped: forget the dead ones (amortised O(1)).
-                derived[:] = [ref for ref in derived if ref() is not None]
-            derived.append(weakref.ref(buf))
+            block.track(buf)
             if block.released:
-                buf._size = 0
+                _export.stop_exporting(buf._exporter)
         return buf
 
     # -- attributes --------------------------------------------------------------
@@ -199,6 +212,12 @@ class Buffer(_export.ExporterBase):
         """The allocating instance, or None for an external-address descriptor."""
         block = self._block
         return None if block is None else block.instance_id
+
+    @property
+    def _exports(self) -> int:
+        """The live views of this Buffer's memory that it handed out (see ``_export``): the
+        references to its exporter beyond its own and its block's."""
+        return sys.getrefcount(self._exporter) - (_HELD_TRACKED if self._block is not None else _HELD_UNTRACKED)
 
     @property
     def release_called(self) -> bool:
@@ -304,13 +323,10 @@ class Buffer(_export.ExporterBase):
     # -- views -------------------------------------------------------------------
     def _memoryview(self):
         self._check_readable()
-        if self._size != self._length:
+        if self._length > sys.maxsize:
             raise AclshmemInvalid(f"a Buffer of {self._length} bytes is too long for a Python view")
-        if not _export.EXACT_VIEW_COUNT:  # Python 3.11 without the exporter base type
-            from .. import _native
-
-            ffi = _native.get_ffi()
-            return memoryview(ffi.buffer(ffi.cast("char *", self._start), self._length)).cast("B")
+        if not _export.BUFFER_PROTOCOL:  # Python 3.11 without the native exporter types
+            return memoryview(self._exporter)
         return memoryview(self)
 
     def view(self, fmt: str = "B", shape: Optional[Sequence[int]] = None) -> memoryview:
@@ -390,3 +406,24 @@ def check_buffer(buf: object, name: str) -> "Buffer":
                 raise AclshmemInvalid(
                     f"{name} was allocated by instance {block.instance_id} but the active instance is {active}")
     return buf
+
+
+def _calibrate_view_counts():
+    """How many references the counts above see of a Buffer without views (the references
+    the interpreter itself takes while counting differ between versions)."""
+    global _HELD_WITH_BUFFER, _HELD_WITHOUT_BUFFER, _HELD_TRACKED, _HELD_UNTRACKED
+    _HELD_WITH_BUFFER = _HELD_WITHOUT_BUFFER = _HELD_TRACKED = _HELD_UNTRACKED = 0
+    memory = ctypes.create_string_buffer(1)
+    untracked = Buffer(ctypes.addressof(memory), 1)
+    tracked = Buffer._owning(ctypes.addressof(memory), 1, _DEVICE, None)
+    [entry] = tracked._block.exporters
+    counts = [_views_of(entry), untracked._exports, tracked._exports]
+    view = tracked._memoryview()  # keeps the exporter once the Buffer is gone
+    del tracked
+    without_buffer = _views_of(entry) - 1
+    view.release()
+    _HELD_WITH_BUFFER, _HELD_UNTRACKED, _HELD_TRACKED = counts
+    _HELD_WITHOUT_BUFFER = without_buffer
+
+
+_calibrate_view_counts()

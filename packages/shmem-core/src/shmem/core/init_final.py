@@ -3,7 +3,7 @@
 Finalize unmaps the instance's heaps (this PE's and the peers' mappings), whether it
 succeeds or fails: when a peer died, the library's last barrier fails, and it still
 unmaps.  Views that code outside this package still holds of that memory (memoryviews,
-NumPy arrays, DLPack tensors of Buffers; see ``buffer``) would then fault on their next
+NumPy arrays, torch tensors of Buffers; see ``buffer``) would then fault on their next
 access, so finalize maps fresh private zero pages over the address ranges those views
 cover as soon as the library returns, before it raises the library's error if there is
 one: a stale view reads zeros, its writes reach nobody, and nothing else can be mapped
@@ -141,7 +141,7 @@ def _map_zero_pages(blocks: List[Any]) -> None:
             unsafe += 1
     views = sum(blk.views() for blk in blocks)
     warnings.warn(
-        f"finalize: {views} view(s) (memoryview, NumPy array or DLPack tensor) of {len(blocks)} symmetric "
+        f"finalize: {views} view(s) (memoryview, NumPy array or torch tensor) of {len(blocks)} symmetric "
         "allocation(s) are still alive; they now read zeros and their writes reach nobody"
         + (f" - except in {kept} address range(s) that the library keeps mapped for a stream kernel it "
            "abandoned: views there still reach that memory" if kept else "")
@@ -309,7 +309,7 @@ def finalize(instance_id: Optional[int] = None) -> None:
     """Collective: finalises the active instance, or ``instance_id`` (0..254).
 
     Buffers of that instance that were not freed are released (with a warning).  Views of
-    its memory that are still alive (memoryviews, NumPy arrays, DLPack tensors) read zeros
+    its memory that are still alive (memoryviews, NumPy arrays, torch tensors) read zeros
     afterwards instead of faulting (with a warning; see the module's documentation), also
     when finalize fails: raises AclshmemError with the library's reason (e.g. a PE that
     died), and the instance is finalized all the same."""

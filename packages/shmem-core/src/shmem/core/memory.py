@@ -1,8 +1,8 @@
 """Symmetric memory: buffer, calloc, align, free, get_peer_buffer.
 
 Free and exported views.  Code outside this package can hold views of a Buffer's memory
-that Python cannot revoke (memoryviews, NumPy arrays, DLPack tensors; the Buffer counts
-them, see ``buffer``).  Returning that memory to the allocator would let those views write
+that Python cannot revoke (memoryviews, NumPy arrays, torch tensors; the Buffer's block
+counts them, see ``buffer``).  Returning that memory to the allocator would let those views write
 into the next allocation, so ``free`` does not release a block while any PE has a view of
 it: the block is *deferred*.  Whether a block has views is known only on each PE, and
 the decision must be the same on every PE (free is collective and the heaps stay
@@ -150,7 +150,7 @@ def free(buf: Buffer) -> None:
 
     The Buffer, its slices and peer views are released at once (their methods raise
     ``AclshmemInvalid``).  If any PE still has views of the memory (a memoryview, NumPy
-    array or DLPack tensor), the memory is not returned to the heap yet - those views could
+    array, or torch tensor from DLPack or torch.frombuffer), the memory is not returned to the heap yet - those views could
     otherwise write into the next allocation: it is released at a later free once no PE
     has views of it any more, or at finalize.  The PEs that hold views warn
     (``AclshmemWarning``)."""
@@ -176,7 +176,7 @@ def free(buf: Buffer) -> None:
             pending.append(block)
             if local_views[-1]:
                 warnings.warn(
-                    f"free: {local_views[-1]} view(s) of this Buffer (memoryview, NumPy array or DLPack "
+                    f"free: {local_views[-1]} view(s) of this Buffer (memoryview, NumPy array or torch "
                     "tensor) are alive on this PE; its memory is kept out of reuse until they are gone, "
                     "and released at a later free or at finalize", AclshmemWarning, stacklevel=2)
         for i, blk in enumerate(candidates):
