@@ -29,6 +29,7 @@ struct shmemi_channel {
     pthread_mutex_t lock;
     uint8_t psk[32];
     short wanted;       /* poll events the last -EAGAIN waits for */
+    int hung_up;        /* the socket read end-of-file or was reset */
     char failure[256];  /* why the TLS handshake failed */
 };
 
@@ -282,26 +283,38 @@ int shmemi_channel_check_settings(void)
  * OpenSSL's socket BIO writes with write(), which kills a process that has not ignored
  * SIGPIPE when the peer is gone; a library must not change the process's signal setup. */
 
-static int bio_fd(BIO *b)
+static shmemi_channel_t *bio_channel(BIO *b)
 {
-    return (int)(intptr_t)BIO_get_data(b);
+    return BIO_get_data(b);
+}
+
+/* A closed or reset connection, as opposed to "not now": remembered, so that a failed
+ * handshake can tell a dropped connection from a refusal (which comes as a TLS alert). */
+static void note_transport_end(BIO *b, ssize_t n)
+{
+    if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
+        bio_channel(b)->hung_up = 1;
 }
 
 static int bio_write(BIO *b, const char *buf, int len)
 {
     BIO_clear_retry_flags(b);
-    ssize_t n = send(bio_fd(b), buf, (size_t)len, MSG_NOSIGNAL);
+    ssize_t n = send(bio_channel(b)->fd, buf, (size_t)len, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         BIO_set_retry_write(b);
+    else if (n < 0)
+        note_transport_end(b, n);
     return (int)n;
 }
 
 static int bio_read(BIO *b, char *buf, int len)
 {
     BIO_clear_retry_flags(b);
-    ssize_t n = recv(bio_fd(b), buf, (size_t)len, 0);
+    ssize_t n = recv(bio_channel(b)->fd, buf, (size_t)len, 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         BIO_set_retry_read(b);
+    else if (n <= 0)
+        note_transport_end(b, n);
     return (int)n;
 }
 
@@ -329,12 +342,12 @@ static void make_socket_method(void)
     BIO_meth_set_create(socket_method, bio_create);
 }
 
-static BIO *socket_bio(int fd)
+static BIO *socket_bio(shmemi_channel_t *ch)
 {
     pthread_once(&socket_method_once, make_socket_method);
     BIO *b = socket_method ? BIO_new(socket_method) : NULL;
     if (b)
-        BIO_set_data(b, (void *)(intptr_t)fd);
+        BIO_set_data(b, ch);
     return b;
 }
 
@@ -381,23 +394,33 @@ static int ssl_io(shmemi_channel_t *ch, int writing, void *buf, size_t len, int6
                 return rc;
             continue;
         }
+        if (err == SSL_ERROR_ZERO_RETURN)
+            ch->hung_up = 1; /* closed cleanly (close_notify): still a close, not a refusal */
         ERR_clear_error();
         return -EPIPE;
     }
     return 0;
 }
 
+/* Plain TCP: the same note as the TLS socket BIO's. */
+static int note_plain_end(shmemi_channel_t *ch, int rc)
+{
+    if (rc == -EPIPE || rc == -ECONNRESET)
+        ch->hung_up = 1;
+    return rc;
+}
+
 int shmemi_channel_send(shmemi_channel_t *ch, const void *buf, size_t len, int64_t deadline_ms)
 {
     if (!ch->ssl)
-        return shmemi_send_all(ch->fd, buf, len, deadline_ms);
+        return note_plain_end(ch, shmemi_send_all(ch->fd, buf, len, deadline_ms));
     return ssl_io(ch, 1, (void *)buf, len, deadline_ms);
 }
 
 int shmemi_channel_recv(shmemi_channel_t *ch, void *buf, size_t len, int64_t deadline_ms)
 {
     if (!ch->ssl)
-        return shmemi_recv_all(ch->fd, buf, len, deadline_ms);
+        return note_plain_end(ch, shmemi_recv_all(ch->fd, buf, len, deadline_ms));
     return ssl_io(ch, 0, buf, len, deadline_ms);
 }
 
@@ -438,12 +461,27 @@ const char *shmemi_channel_failure(const shmemi_channel_t *ch)
     return ch->failure[0] ? ch->failure : "no TLS failure";
 }
 
+int shmemi_channel_handshake_begun(shmemi_channel_t *ch)
+{
+    if (!ch->ssl)
+        return 0;
+    pthread_mutex_lock(&ch->lock);
+    int begun = SSL_get_state(ch->ssl) != TLS_ST_BEFORE;
+    pthread_mutex_unlock(&ch->lock);
+    return begun;
+}
+
+int shmemi_channel_peer_hung_up(const shmemi_channel_t *ch)
+{
+    return ch->hung_up;
+}
+
 short shmemi_channel_wanted(const shmemi_channel_t *ch)
 {
     return ch->wanted;
 }
 
-static int tls_handshake(shmemi_channel_t *ch, int64_t deadline_ms)
+int shmemi_channel_handshake(shmemi_channel_t *ch, int64_t deadline_ms)
 {
     for (;;) {
         int rc = shmemi_channel_handshake_step(ch);
@@ -468,7 +506,7 @@ static int setup_tls(shmemi_channel_t *ch, const shmemi_tls_settings_t *settings
         return rc;
     if (!(ch->ssl = SSL_new(ch->ctx)))
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a connection");
-    BIO *bio = socket_bio(ch->fd);
+    BIO *bio = socket_bio(ch);
     if (!bio)
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a socket BIO");
     SSL_set_app_data(ch->ssl, ch);
@@ -508,7 +546,7 @@ int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t
 {
     shmemi_channel_t *ch;
     SHMEMI_TRY(shmemi_channel_start(fd, is_server, secret, &ch));
-    int rc = tls_handshake(ch, deadline_ms);
+    int rc = shmemi_channel_handshake(ch, deadline_ms);
     if (rc != ACLSHMEM_SUCCESS) {
         shmemi_channel_close(ch);
         return rc;

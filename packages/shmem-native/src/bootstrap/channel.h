@@ -19,6 +19,15 @@ typedef struct shmemi_channel shmemi_channel_t;
 int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,
                         shmemi_channel_t **out);
 
+/* The TLS handshake of a channel made by shmemi_channel_start, waiting until deadline_ms
+ * (at once without TLS).  An aclshmem error code; ch stays open either way, so that the
+ * caller can ask shmemi_channel_peer_hung_up why it failed. */
+int shmemi_channel_handshake(shmemi_channel_t *ch, int64_t deadline_ms);
+/* 1 once the connection has ended because the peer closed or reset it, with no TLS alert
+ * before: a handshake or transfer that failed so was dropped (PE 0 overloaded or flooded),
+ * not refused (a wrong key or certificate comes as an alert) nor misunderstood. */
+int shmemi_channel_peer_hung_up(const shmemi_channel_t *ch);
+
 /* ---- non-blocking use, for a server that drives many channels from one thread ----- */
 
 /* Wraps fd (ownership passes) without starting the TLS handshake: drive it with
@@ -29,6 +38,10 @@ int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi
  * (shmemi_channel_failure says why; nothing is logged, so a flood of bad clients is quiet). */
 int shmemi_channel_handshake_step(shmemi_channel_t *ch);
 const char *shmemi_channel_failure(const shmemi_channel_t *ch);
+/* Server side, TLS: 1 once the handshake has read and accepted the client's first message
+ * (its ClientHello; with the default pre-shared key that proves a key derived from the
+ * secret).  0 before, and always 0 without TLS. */
+int shmemi_channel_handshake_begun(shmemi_channel_t *ch);
 /* Receives what has arrived, up to len bytes, without blocking: a byte count, -EAGAIN
  * (nothing yet) or -EPIPE (closed or broken). */
 ssize_t shmemi_channel_recv_some(shmemi_channel_t *ch, void *buf, size_t len);

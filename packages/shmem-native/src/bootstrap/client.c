@@ -119,25 +119,88 @@ static void *agent_loop(void *p)
     }
 }
 
-static int handshake(shmemi_bootstrap_t *b, const shmemi_uid_inner_t *inner, int64_t deadline)
+/* ---- joining ---------------------------------------------------------------------------
+ * PE 0 drops connections that have not authenticated when its port is flooded (see
+ * admission.h), so a connection closed before the welcome is tried again, with doubling
+ * waits, until the init deadline; refusals (a wrong secret or certificate, a PE number
+ * taken) are final and reported at once. */
+
+#define RETRY_FIRST_MS 10
+#define RETRY_MAX_MS 1000
+/* PE 0 gives a connection SHMEMI_HANDSHAKE_MS from its accept; one closed before the
+ * challenge about that long after it was made is PE 0 giving up on a client that does not
+ * speak its protocol (TLS on one side only), not a drop.  The margin covers the time
+ * between the connect and PE 0's accept. */
+#define GAVE_UP_AFTER_MS (SHMEMI_HANDSHAKE_MS - 500)
+
+typedef struct {
+    const shmemi_uid_inner_t *inner;
+    struct sockaddr_storage addr;
+    socklen_t addr_len;
+    char where[80];
+    int64_t timeout_ms;
+    int64_t deadline;
+    int64_t connected_ms; /* when this attempt's TCP connection was made */
+    int dropped;          /* this attempt ended because PE 0 closed it before the welcome */
+} join_t;
+
+/* A failure that another attempt may get past: PE 0 closed the connection. */
+static int dropped(join_t *j)
+{
+    j->dropped = 1;
+    return ACLSHMEM_BOOTSTRAP_ERROR;
+}
+
+static int receive_challenge(shmemi_bootstrap_t *b, join_t *j, shmemi_wire_challenge_t *challenge)
+{
+    int rc = shmemi_channel_recv(b->ch, challenge, sizeof(*challenge), j->deadline);
+    if (rc == 0 && challenge->magic == SHMEMI_WIRE_MAGIC)
+        return ACLSHMEM_SUCCESS;
+    if (rc != 0 && shmemi_channel_peer_hung_up(b->ch) && shmemi_now_ms() - j->connected_ms < GAVE_UP_AFTER_MS)
+        return dropped(j);
+    return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                       "PE %d: the address in the unique ID does not answer as an aclshmem "
+                       "control plane", b->my_pe);
+}
+
+/* The welcome, or PE 0's 4-byte refusal of a wrong proof followed by its close. */
+static int receive_welcome(shmemi_bootstrap_t *b, join_t *j, shmemi_wire_welcome_t *welcome)
+{
+    const size_t head = sizeof(uint32_t);
+    int rc = shmemi_channel_recv(b->ch, welcome, head, j->deadline);
+    int got_head = rc == 0;
+    if (got_head)
+        rc = shmemi_channel_recv(b->ch, (char *)welcome + head, sizeof(*welcome) - head, j->deadline);
+    if (rc == 0)
+        return ACLSHMEM_SUCCESS;
+    uint32_t word;
+    memcpy(&word, welcome, head);
+    int closed = shmemi_channel_peer_hung_up(b->ch);
+    if (got_head && closed && word == SHMEMI_WIRE_REFUSED)
+        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                           "PE %d: PE 0 refused this PE's proof of the job secret (a unique ID of another "
+                           "job, or a SHMEM_JOB_SECRET that differs from PE 0's)", b->my_pe);
+    if (closed)
+        return dropped(j);
+    return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "PE %d: PE 0 did not answer this PE's hello (%s)", b->my_pe,
+                       rc == -ETIMEDOUT ? "the init timeout passed" : "the connection failed");
+}
+
+static int handshake(shmemi_bootstrap_t *b, join_t *j)
 {
     shmemi_wire_challenge_t challenge;
-    if (shmemi_channel_recv(b->ch, &challenge, sizeof(challenge), deadline) != 0 ||
-        challenge.magic != SHMEMI_WIRE_MAGIC)
-        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
-                           "PE %d: the address in the unique ID does not answer as an aclshmem "
-                           "control plane", b->my_pe);
+    SHMEMI_TRY(receive_challenge(b, j, &challenge));
     shmemi_wire_hello_t hello = {.pe = b->my_pe, .n_pes = b->n_pes};
-    shmemi_proof(inner->secret, "aclshmem-client", challenge.nonce, sizeof(challenge.nonce), hello.proof);
+    shmemi_proof(j->inner->secret, "aclshmem-client", challenge.nonce, sizeof(challenge.nonce), hello.proof);
     shmemi_random_bytes(hello.nonce, sizeof(hello.nonce));
+    if (shmemi_channel_send(b->ch, &hello, sizeof(hello), j->deadline) != 0)
+        return shmemi_channel_peer_hung_up(b->ch) ? dropped(j)
+                                                  : shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
+                                                                "PE %d: cannot send its hello to PE 0", b->my_pe);
     shmemi_wire_welcome_t welcome;
-    if (shmemi_channel_send(b->ch, &hello, sizeof(hello), deadline) != 0 ||
-        shmemi_channel_recv(b->ch, &welcome, sizeof(welcome), deadline) != 0)
-        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
-                           "PE %d: PE 0 refused the connection (wrong unique ID, a PE number "
-                           "already taken, or a different PE count)", b->my_pe);
+    SHMEMI_TRY(receive_welcome(b, j, &welcome));
     uint8_t expected[SHMEMI_PROOF_LEN];
-    shmemi_proof(inner->secret, "aclshmem-server", hello.nonce, sizeof(hello.nonce), expected);
+    shmemi_proof(j->inner->secret, "aclshmem-server", hello.nonce, sizeof(hello.nonce), expected);
     if (!shmemi_proof_equal(expected, welcome.proof))
         return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR,
                            "PE %d: the control-plane server does not know the job secret", b->my_pe);
@@ -150,28 +213,84 @@ static int handshake(shmemi_bootstrap_t *b, const shmemi_uid_inner_t *inner, int
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_bootstrap_connect(const shmemi_uid_inner_t *inner, int my_pe, int n_pes,
-                             int64_t timeout_ms, shmemi_bootstrap_t **out)
+static int connect_failure(const shmemi_bootstrap_t *b, const join_t *j, int err)
 {
-    struct sockaddr_storage ss;
-    socklen_t len = shmemi_uid_sockaddr(inner, &ss);
-    int64_t deadline = shmemi_now_ms() + timeout_ms;
-    int fd = shmemi_tcp_connect(&ss, len, deadline);
-    if (fd < 0) {
-        char text[80];
-        shmemi_sockaddr_text(&ss, text, sizeof(text));
-        if (fd == -ETIMEDOUT)
-            return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR,
-                               "PE %d: PE 0 did not open the control plane at %s within %lld ms",
-                               my_pe, text, (long long)timeout_ms);
-        return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "PE %d: cannot connect to PE 0 at %s: %s",
-                           my_pe, text, strerror(-fd));
+    if (err == -ETIMEDOUT)
+        return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR,
+                           "PE %d: PE 0 did not open the control plane at %s within %lld ms",
+                           b->my_pe, j->where, (long long)j->timeout_ms);
+    return shmemi_fail(ACLSHMEM_BOOTSTRAP_ERROR, "PE %d: cannot connect to PE 0 at %s: %s",
+                       b->my_pe, j->where, strerror(-err));
+}
+
+/* One connection, TLS and the proof of the secret; b->ch is set on success only. */
+static int join_once(shmemi_bootstrap_t *b, join_t *j)
+{
+    j->dropped = 0;
+    int fd = shmemi_tcp_connect(&j->addr, j->addr_len, j->deadline);
+    if (fd < 0)
+        return connect_failure(b, j, fd);
+    j->connected_ms = shmemi_now_ms();
+    SHMEMI_TRY(shmemi_channel_start(fd, 0, j->inner->secret, &b->ch));
+    int rc = shmemi_channel_handshake(b->ch, j->deadline);
+    if (rc != ACLSHMEM_SUCCESS && shmemi_channel_peer_hung_up(b->ch))
+        rc = dropped(j);
+    else if (rc == ACLSHMEM_BOOTSTRAP_ERROR)
+        rc = shmemi_fail(rc, "PE %d: %s (PE 0 and this PE do not share a key: a unique ID of another job, "
+                         "another SHMEM_JOB_SECRET, a certificate that does not verify, or TLS settings that "
+                         "differ)", b->my_pe, shmemi_channel_failure(b->ch));
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = handshake(b, j);
+    if (rc != ACLSHMEM_SUCCESS) {
+        shmemi_channel_close(b->ch);
+        b->ch = NULL;
     }
+    return rc;
+}
+
+/* A random wait in [ms/2, ms], so that PEs dropped together do not all come back together. */
+static void back_off(int ms)
+{
+    uint32_t r = 0;
+    shmemi_random_bytes(&r, sizeof(r));
+    int wait = ms / 2 + (int)(r % (uint32_t)(ms / 2 + 1));
+    usleep((useconds_t)wait * 1000);
+}
+
+static int dropped_too_often(const shmemi_bootstrap_t *b, const join_t *j, int drops)
+{
+    return shmemi_fail(ACLSHMEM_TIMEOUT_ERROR,
+                       "PE %d: PE 0's control plane at %s dropped this PE's connection before authentication "
+                       "%d times in %lld ms (PE 0 overloaded, or its port flooded by connections from outside "
+                       "the job?)", b->my_pe, j->where, drops, (long long)j->timeout_ms);
+}
+
+/* Joins, trying again while PE 0 drops the connection before authentication. */
+static int join(shmemi_bootstrap_t *b, join_t *j)
+{
+    int drops = 0;
+    for (int wait_ms = RETRY_FIRST_MS;; wait_ms = wait_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : wait_ms * 2) {
+        int rc = join_once(b, j);
+        /* A refusal is final; so is any failure with time left.  One at the deadline after
+         * drops is reported as the drops that used the time up. */
+        if (rc == ACLSHMEM_SUCCESS || (!j->dropped && (!drops || shmemi_now_ms() < j->deadline)))
+            return rc;
+        if (j->dropped && drops++ == 0)
+            SHMEMI_WARN("PE %d: PE 0 dropped the control-plane connection before authentication (overloaded, "
+                        "or its port flooded?); trying again until the init timeout", b->my_pe);
+        int64_t left = j->deadline - shmemi_now_ms();
+        if (!j->dropped || left <= 0)
+            return dropped_too_often(b, j, drops);
+        SHMEMI_DEBUG("PE %d: dropped before authentication (%d); next try in about %d ms", b->my_pe, drops, wait_ms);
+        back_off(left < wait_ms ? (int)left : wait_ms);
+    }
+}
+
+static shmemi_bootstrap_t *new_bootstrap(int my_pe, int n_pes)
+{
     shmemi_bootstrap_t *b = calloc(1, sizeof(*b));
-    if (!b) {
-        close(fd);
-        return shmemi_fail(ACLSHMEM_INNER_ERROR, "out of memory");
-    }
+    if (!b)
+        return NULL;
     b->my_pe = my_pe;
     b->n_pes = n_pes;
     pthread_mutex_init(&b->lock, NULL);
@@ -181,17 +300,32 @@ int shmemi_bootstrap_connect(const shmemi_uid_inner_t *inner, int my_pe, int n_p
     pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
     pthread_cond_init(&b->changed, &cattr);
     pthread_condattr_destroy(&cattr);
-    int rc = shmemi_channel_open(fd, 0, inner->secret, deadline, &b->ch);
-    if (rc == ACLSHMEM_SUCCESS)
-        rc = handshake(b, inner, deadline);
+    return b;
+}
+
+static void free_bootstrap(shmemi_bootstrap_t *b)
+{
+    shmemi_channel_close(b->ch);
+    pthread_mutex_destroy(&b->lock);
+    pthread_mutex_destroy(&b->send_lock);
+    pthread_cond_destroy(&b->changed);
+    free(b);
+}
+
+int shmemi_bootstrap_connect(const shmemi_uid_inner_t *inner, int my_pe, int n_pes,
+                             int64_t timeout_ms, shmemi_bootstrap_t **out)
+{
+    join_t j = {.inner = inner, .timeout_ms = timeout_ms, .deadline = shmemi_now_ms() + timeout_ms};
+    j.addr_len = shmemi_uid_sockaddr(inner, &j.addr);
+    shmemi_sockaddr_text(&j.addr, j.where, sizeof(j.where));
+    shmemi_bootstrap_t *b = new_bootstrap(my_pe, n_pes);
+    if (!b)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "out of memory");
+    int rc = join(b, &j);
     if (rc == ACLSHMEM_SUCCESS && pthread_create(&b->agent, NULL, agent_loop, b) != 0)
         rc = shmemi_fail(ACLSHMEM_INNER_ERROR, "cannot start the control-plane thread");
     if (rc != ACLSHMEM_SUCCESS) {
-        shmemi_channel_close(b->ch);
-        pthread_mutex_destroy(&b->lock);
-        pthread_mutex_destroy(&b->send_lock);
-        pthread_cond_destroy(&b->changed);
-        free(b);
+        free_bootstrap(b);
         return rc;
     }
     *out = b;
@@ -326,15 +460,11 @@ void shmemi_bootstrap_close(shmemi_bootstrap_t *b, int clean)
         send_msg(b, &bye, NULL);
     shmemi_channel_shutdown(b->ch);
     pthread_join(b->agent, NULL);
-    shmemi_channel_close(b->ch);
     while (b->done) {
         completion_t *c = b->done;
         b->done = c->next;
         free(c->data);
         free(c);
     }
-    pthread_mutex_destroy(&b->lock);
-    pthread_mutex_destroy(&b->send_lock);
-    pthread_cond_destroy(&b->changed);
-    free(b);
+    free_bootstrap(b);
 }

@@ -26,6 +26,11 @@ typedef struct {
     int32_t n_pes;
 } shmemi_wire_hello_t;
 
+/* Server -> client, instead of a welcome, when the hello's proof was wrong: these 4 bytes
+ * alone, then the server closes.  A client tells it from a welcome (40 bytes) by the close
+ * that follows, and from a dropped connection by the bytes. */
+#define SHMEMI_WIRE_REFUSED 0x58524853u /* "SHRX" */
+
 /* Server -> client: proof of the secret over the client nonce, and a verdict. */
 typedef struct {
     uint8_t proof[SHMEMI_PROOF_LEN];

@@ -411,11 +411,13 @@ static void serve_peer(shmemi_store_server_t *s, int pe)
 static void accept_connections(shmemi_store_server_t *s)
 {
     for (int i = 0; i < SHMEMI_ADMISSION_MAX; i++) {
-        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        struct sockaddr_storage from;
+        socklen_t from_len = sizeof(from);
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&from, &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
             return;
         shmemi_tcp_nodelay(fd);
-        shmemi_admission_add(s->admission, fd);
+        shmemi_admission_add(s->admission, fd, &from); /* the source address counts against a cap */
     }
 }
 
