@@ -8,13 +8,18 @@ hosts would.
     with Cluster(3) as cluster:                # needs root and iproute2's `ip`
         proc = cluster.popen(1, ["hostname"], env={...})
 
+    with Cluster(2, outsiders=1) as cluster:   # plus a host that is no node of the job
+        proc = cluster.popen_outsider(0, [...])
+
 Cluster(n) makes, with names unique to this process ("shmn<pid>-..."):
 
   * a "switch" namespace holding a bridge br0;
   * n node namespaces, each with `lo` up and an interface eth0, one end of a veth pair
     whose other end is a port of the bridge, addressed 10.<a>.<b>.<i+1>/24 (a, b from the
     pid); every node reaches every other one through the bridge, and the addresses exist
-    only inside the namespaces.
+    only inside the namespaces;
+  * with outsiders=k, k more namespaces built the same way on the same bridge, addressed
+    10.<a>.<b>.<201+j>: hosts of the same network that run no PE (an attacker's position).
 
 Leaving the `with` block (normally, on an exception or on KeyboardInterrupt) kills the
 processes still running in the namespaces and deletes the namespaces, which deletes the
@@ -100,9 +105,11 @@ def cleanup_stale():
 class Cluster:
     """n nodes (network namespaces) on one bridge; a context manager."""
 
-    def __init__(self, n_nodes, tag=""):
+    def __init__(self, n_nodes, tag="", outsiders=0):
         if not 1 <= n_nodes <= 200:
             raise ValueError("n_nodes must be 1..200")
+        if not 0 <= outsiders <= 50:
+            raise ValueError("outsiders must be 0..50")
         self.n_nodes = n_nodes
         pid = os.getpid()
         base = f"{PREFIX}{pid}-{tag}" if tag else f"{PREFIX}{pid}-"
@@ -110,6 +117,8 @@ class Cluster:
         self.nodes = [f"{base}n{i}" for i in range(n_nodes)]
         self.subnet = f"10.{(pid >> 8) & 0xFF}.{pid & 0xFF}"
         self.addrs = [f"{self.subnet}.{i + 1}" for i in range(n_nodes)]
+        self.outsiders = [f"{base}x{j}" for j in range(outsiders)]
+        self.outsider_addrs = [f"{self.subnet}.{201 + j}" for j in range(outsiders)]
         self._procs = []
         self._made = []
 
@@ -137,26 +146,31 @@ class Cluster:
         _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
         _ip("-n", self.switch, "link", "set", "br0", "up")
         for i, ns in enumerate(self.nodes):
-            self._add_ns(ns)
-            port = f"p{i}"
-            # Both ends are made inside the namespaces: nothing appears in the root one.
-            _ip("-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", port,
-                "netns", self.switch)
-            _ip("-n", self.switch, "link", "set", port, "master", "br0")
-            _ip("-n", self.switch, "link", "set", port, "up")
-            _ip("-n", ns, "addr", "add", f"{self.addrs[i]}/24", "dev", "eth0")
-            _ip("-n", ns, "link", "set", "eth0", "up")
+            self._add_host(ns, f"p{i}", self.addrs[i])
+        for j, ns in enumerate(self.outsiders):
+            self._add_host(ns, f"q{j}", self.outsider_addrs[j])
         self._wait_reachable()
 
+    def _add_host(self, ns, port, addr):
+        """Namespace ns with eth0 at addr, plugged into the bridge's port `port`."""
+        self._add_ns(ns)
+        # Both ends are made inside the namespaces: nothing appears in the root one.
+        _ip("-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", port,
+            "netns", self.switch)
+        _ip("-n", self.switch, "link", "set", port, "master", "br0")
+        _ip("-n", self.switch, "link", "set", port, "up")
+        _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0")
+        _ip("-n", ns, "link", "set", "eth0", "up")
+
     def _wait_reachable(self, timeout=10.0):
-        """Waits until node 0 reaches every other node: a TCP connection to a closed port
-        is refused (an answer from that node), not left without one."""
+        """Waits until node 0 reaches every other node and every outsider: a TCP connection
+        to a closed port is refused (an answer from that host), not left without one."""
         probe = ("import errno, socket, sys\n"
                  "s = socket.socket(); s.settimeout(1)\n"
                  "rc = s.connect_ex((sys.argv[1], 9))\n"
                  "sys.exit(0 if rc in (0, errno.ECONNREFUSED) else 1)\n")
         deadline = time.monotonic() + timeout
-        for addr in self.addrs[1:]:
+        for addr in self.addrs[1:] + self.outsider_addrs:
             while subprocess.run(["ip", "netns", "exec", self.nodes[0], sys.executable, "-c", probe,
                                   addr], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL).returncode != 0:
@@ -187,7 +201,14 @@ class Cluster:
         """Starts cmd (a list) inside node `node` with exactly the environment env (None:
         this process's), in a process group of its own; returns the Popen.  Keyword
         arguments go to subprocess.Popen (stdout=..., text=...)."""
-        proc = subprocess.Popen(["ip", "netns", "exec", self.nodes[node], *cmd], env=env,
+        return self._popen_in(self.nodes[node], cmd, env, kwargs)
+
+    def popen_outsider(self, j, cmd, env=None, **kwargs):
+        """As popen, inside outsider namespace j (a host on the bridge that is no node)."""
+        return self._popen_in(self.outsiders[j], cmd, env, kwargs)
+
+    def _popen_in(self, ns, cmd, env, kwargs):
+        proc = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], env=env,
                                 start_new_session=True, **kwargs)
         self._procs.append(proc)
         return proc
