@@ -54,6 +54,22 @@ def test_parse_size_rejects_a_negative_int():
         parse_size(-1)
 
 
+@pytest.mark.parametrize("text", ["1" * 40, str(1 << 64), "16777216T", "9" * 5000, 1 << 64, 1 << 200])
+def test_parse_size_rejects_what_no_size_can_be(text):
+    # A 40-digit size went through and overflowed the C call that got it (OverflowError).
+    with pytest.raises(ValueError, match="too large") as info:
+        parse_size(text)
+    assert repr(text)[:40] in str(info.value)  # the message names what was given
+
+
+def test_parse_size_reaches_the_largest_size_and_reads_long_fractions():
+    assert parse_size(str((1 << 64) - 1)) == parse_size((1 << 64) - 1) == (1 << 64) - 1
+    assert parse_size("16777215.9990234375T") == (1 << 64) - (1 << 30)
+    assert parse_size("1." + "0" * 5000 + "K") == 1024 and parse_size("0" * 5000 + "7") == 7
+    with pytest.raises(ValueError, match="not a whole number of bytes"):
+        parse_size("0." + "0" * 5000 + "1K")  # (int() of 5000 digits raised its own error)
+
+
 @pytest.mark.parametrize("text", ["1.5", "0.3K", "1.1M", "0.1"])
 def test_parse_size_rejects_fractions_of_a_byte(text):
     # 1.1M is 1153433.6 bytes: an error, not a silent round-down.

@@ -120,7 +120,8 @@ def test_pool_size_variables_take_shmem_sizes(monkeypatch):
     monkeypatch.setenv("SHMEM_TORCH_POOL_SIZE", "")
     assert backend._size_env("SHMEM_TORCH_POOL_SIZE", 123) == 123
     for text, message in (("lots", "not a size"), ("1.5", "not a whole number of bytes"),
-                          ("0", "must be a positive size")):
+                          ("0", "must be a positive size"), ("1" * 40, "too large"),
+                          ("64G", "more than the largest symmetric heap")):
         monkeypatch.setenv("SHMEM_TORCH_CHUNK_SIZE", text)
         with pytest.raises(AclshmemInvalid, match=f"SHMEM_TORCH_CHUNK_SIZE.*{message}"):
             backend._size_env("SHMEM_TORCH_CHUNK_SIZE", 1)

@@ -58,6 +58,7 @@ passes no ``uid``.
 import hashlib
 import hmac
 import ipaddress
+import math
 import os
 import secrets
 import socket
@@ -106,7 +107,25 @@ def launcher_env():
         n_pes = int(os.environ[ENV_NPES])
     except (KeyError, ValueError):
         raise BootstrapError(f"{ENV_UID} is set but {ENV_PE} / {ENV_NPES} are missing or not integers") from None
+    _check_rank(rank, n_pes, ENV_PE, ENV_NPES)
     return uid, rank, n_pes
+
+
+def _check_rank(rank, n_pes, rank_name, size_name):
+    if n_pes < 1 or not 0 <= rank < n_pes:
+        raise BootstrapError(f"{rank_name}={rank} and {size_name}={n_pes} must satisfy 0 <= {rank_name} < "
+                             f"{size_name}")
+
+
+def _port(text, name):
+    """A TCP port (1..65535) from the variable ``name``."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 < port < 65536:
+        raise BootstrapError(f"{name}={text!r} is not a TCP port (1..65535)")
+    return port
 
 
 def default_mem_size():
@@ -125,10 +144,15 @@ def torchrun_env():
     if not all(os.environ.get(k) for k in need):
         return None
     try:
-        return (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]),
-                os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+        rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     except ValueError:
-        raise BootstrapError("RANK, WORLD_SIZE and MASTER_PORT must be integers") from None
+        raise BootstrapError("RANK and WORLD_SIZE must be integers") from None
+    _check_rank(rank, world_size, "RANK", "WORLD_SIZE")
+    master_port = _port(os.environ["MASTER_PORT"], "MASTER_PORT")
+    exchange_timeout()  # what the exchange will read, checked before it starts
+    if os.environ.get(ENV_EXCHANGE_PORT):
+        exchange_port(master_port)
+    return rank, world_size, os.environ["MASTER_ADDR"], master_port
 
 
 def next_init_number(instance_id):
@@ -146,13 +170,30 @@ def job_context(instance_id, generation, master_port):
 
 
 def exchange_port(master_port):
+    """The port of the unique-ID exchange without torch's store: SHMEM_UID_EXCHANGE_PORT,
+    else MASTER_PORT + 1."""
     text = os.environ.get(ENV_EXCHANGE_PORT)
-    return int(text) if text else master_port + 1
+    if text:
+        return _port(text, ENV_EXCHANGE_PORT)
+    if master_port + 1 > 65535:
+        raise BootstrapError(f"the unique-ID exchange listens on MASTER_PORT + 1 = {master_port + 1}, which is not "
+                             f"a TCP port: set {ENV_EXCHANGE_PORT}")
+    return master_port + 1
 
 
 def exchange_timeout():
+    """Seconds the unique-ID exchange may take: SHMEM_UID_EXCHANGE_TIMEOUT, else 120."""
     text = os.environ.get(ENV_EXCHANGE_TIMEOUT)
-    return float(text) if text else 120.0
+    if not text:
+        return 120.0
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= threading.TIMEOUT_MAX:  # also refuses nan and inf
+        raise BootstrapError(f"{ENV_EXCHANGE_TIMEOUT}={text!r} is not a number of seconds in "
+                             f"(0, {threading.TIMEOUT_MAX:g}]")
+    return seconds
 
 
 def _torch_distributed():

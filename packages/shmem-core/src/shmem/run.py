@@ -121,8 +121,8 @@ def _parse_args(argv):
         parser.error("--nnodes must be at least 1")
     if not 0 <= ns.node_rank < ns.nnodes:
         parser.error(f"--node-rank must be in 0..{ns.nnodes - 1} (--nnodes {ns.nnodes}), not {ns.node_rank}")
-    if ns.join_timeout is not None and not ns.join_timeout > 0:
-        parser.error("--join-timeout must be a positive number of seconds")
+    if ns.join_timeout is not None and not 0 < ns.join_timeout <= threading.TIMEOUT_MAX:
+        parser.error(f"--join-timeout must be a number of seconds in (0, {threading.TIMEOUT_MAX:g}]")
     if ns.nnodes > 1:
         missing = [opt for opt, value in (("--master-addr", ns.master_addr), ("--master-port", ns.master_port))
                    if value is None]
@@ -280,7 +280,10 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
         if master_addr is None or master_port is None:
             raise LaunchError("a job on several nodes needs master_addr and master_port")
         if join_timeout is None:
-            join_timeout = _bootstrap.exchange_timeout()
+            try:
+                join_timeout = _bootstrap.exchange_timeout()
+            except _bootstrap.BootstrapError as exc:
+                raise LaunchError(str(exc)) from None
         if node_rank == 0:
             uid, server = _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock)
             join_deadline = time.monotonic() + join_timeout

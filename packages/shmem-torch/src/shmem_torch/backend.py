@@ -116,6 +116,9 @@ def _size_env(name, default):
         raise AclshmemInvalid(f"{name}={text!r}: {exc}") from None
     if value <= 0:
         raise AclshmemInvalid(f"{name} must be a positive size, not {text!r}")
+    if value > _pyshmem.ACLSHMEM_MAX_LOCAL_SIZE:  # every one of these sizes lives in the symmetric heap
+        raise AclshmemInvalid(f"{name}={text!r}: more than the largest symmetric heap "
+                              f"({_pyshmem.ACLSHMEM_MAX_LOCAL_SIZE} bytes)")
     return value
 
 

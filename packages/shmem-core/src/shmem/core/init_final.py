@@ -209,14 +209,7 @@ def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Option
     if not isinstance(initializer_method, str) or initializer_method not in ("", "uid"):
         raise AclshmemInvalid(f"initializer_method must be \"uid\", not {initializer_method!r}")
 
-    if mem_size is None:
-        try:
-            mem_size = _bootstrap.default_mem_size()
-        except ValueError as exc:
-            raise AclshmemInvalid(f"{_bootstrap.ENV_MEM_SIZE}: {exc}") from None
-        if mem_size is None:
-            raise AclshmemInvalid("mem_size is required: the symmetric heap size of each PE, in bytes")
-    mem_size = check_int(mem_size, "mem_size", 1)
+    mem_size = _heap_size(mem_size)
     if rank is not None:
         check_int(rank, "rank", 0)
     if nranks is not None:
@@ -239,7 +232,7 @@ def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Option
                     "instance, e.g. made by rank 0 and handed to every PE) for other instances")
             uid_data, env_rank, env_n = env
             rank = env_rank if rank is None else rank
-            nranks = env_n if nranks is None else nranks
+            nranks = _job_size(env_n, _bootstrap.ENV_NPES) if nranks is None else nranks
         else:
             try:
                 tr = _bootstrap.torchrun_env()
@@ -252,7 +245,7 @@ def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Option
                     "or torchrun")
             t_rank, t_world, host, port = tr
             rank = t_rank if rank is None else rank
-            nranks = t_world if nranks is None else nranks
+            nranks = _job_size(t_world, "WORLD_SIZE") if nranks is None else nranks
             if not 0 <= rank < nranks:
                 raise AclshmemInvalid(f"rank must satisfy 0 <= rank < nranks, not rank={rank}, nranks={nranks}")
             try:
@@ -284,6 +277,27 @@ def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Option
     finally:
         if server is not None:
             server.close()
+
+
+def _heap_size(mem_size: Optional[int]) -> int:
+    """The symmetric heap size of init: ``mem_size``, else the launcher's
+    (SHMEM_RUN_MEM_SIZE), within the library's limits; an error names where it came from."""
+    name = "mem_size"
+    if mem_size is None:
+        try:
+            mem_size = _bootstrap.default_mem_size()
+        except ValueError as exc:
+            raise AclshmemInvalid(str(exc)) from None  # names the variable and its value
+        if mem_size is None:
+            raise AclshmemInvalid("mem_size is required: the symmetric heap size of each PE, in bytes")
+        name = _bootstrap.ENV_MEM_SIZE
+    return check_int(mem_size, name, 1, _pyshmem.ACLSHMEM_MAX_LOCAL_SIZE)
+
+
+def _job_size(nranks: int, variable: str) -> int:
+    """The PE count that ``variable`` gave, within the library's limits (checked before
+    any PE waits for the others)."""
+    return check_int(nranks, variable, 1, _pyshmem.ACLSHMEM_MAX_PES)
 
 
 def _release_leftovers(instance_id: int) -> List[Any]:
