@@ -14,29 +14,30 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _set_env(env):
+    """Sets (or, for None, unsets) the variables of ``env``; returns what they were."""
+    before = {name: os.environ.get(name) for name in env}
+    for name, value in env.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    return before
+
+
 def _try_init(env, kwargs):
     """(exception type name, message) of init under ``env`` (None: unset), or "initialised"."""
     from shmem import core
 
-    saved = {name: os.environ.get(name) for name in env}
+    before = _set_env(env)
     try:
-        for name, value in env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        try:
-            core.init(**kwargs)
-        except Exception as exc:
-            return type(exc).__name__, str(exc)
-        core.finalize()
-        return "initialised", ""
+        core.init(**kwargs)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set_env(before)
+    core.finalize()
+    return "initialised", ""
 
 
 def try_every_case(cases):

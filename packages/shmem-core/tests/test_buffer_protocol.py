@@ -112,11 +112,25 @@ def test_torch_frombuffer_view_survives_finalize():
     assert testing.run_pes(2, torch_frombuffer_past_finalize, init=False, timeout=120) == [(0, 2)] * 2
 
 
+def finalize_and_record():
+    """core.finalize(): (its AclshmemError's text or None, the warnings' texts)."""
+    import warnings
+
+    from shmem import core
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            core.finalize()
+            error = None
+        except core.AclshmemError as exc:
+            error = str(exc)
+    return error, [str(w.message) for w in caught]
+
+
 def views_survive_a_failed_finalize():
     """PE 1 leaves without finalizing; PE 0's finalize fails (its last barrier meets a dead
     PE) but unmaps the heaps all the same; its views must then read zeros."""
-    import warnings
-
     import numpy as np
 
     from shmem import _pyshmem, core, testing
@@ -140,21 +154,14 @@ def views_survive_a_failed_finalize():
     else:
         views.append(torch.from_dlpack(b[:64]).numpy())
     assert [int(v[0]) for v in views] == [0x01010101, 1, 1, 2] + [1] * (len(views) - 4)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            core.finalize()
-        except core.AclshmemError as exc:
-            error = str(exc)
-        else:
-            error = None
+    error, messages = finalize_and_record()
     # Before: the zero pages were mapped only after a successful finalize, and this read
     # was a segmentation fault.
     seen = [int(v.max()) for v in views] + [mv[100]]
     mv[0] = 9  # writes reach nobody
     arr[:] = 7
     peer[:] = 3
-    warned = [str(w.message) for w in caught if "read zeros" in str(w.message)]
+    warned = [m for m in messages if "read zeros" in m]
     finalized = _pyshmem.aclshmemx_init_status() == _pyshmem.InitStatus.NOT_INITIALIZED
     return error, seen, len(warned), finalized
 
@@ -172,7 +179,6 @@ def view_of_heap_kept_for_an_abandoned_kernel():
     """A stream kernel that never returns makes finalize abandon it and keep the heaps:
     views of them stay on the real memory (no zero pages over it, no 'unsafe' warning)."""
     import time
-    import warnings
 
     from shmem import _native, _pyshmem, core
 
@@ -187,13 +193,8 @@ def view_of_heap_kept_for_an_abandoned_kernel():
     ffi = _native.get_ffi()
     stuck = ffi.callback("aclshmemx_kernel_fn", lambda block, blocks, arg: time.sleep(30))
     assert _native.lib.aclshmemx_kernel_launch(ffi.NULL, stuck, 1, ffi.NULL) == 0
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            core.finalize()
-        except core.AclshmemError as exc:
-            error = str(exc)
-    messages = [str(w.message) for w in caught if "view(s)" in str(w.message)]
+    error, messages = finalize_and_record()
+    messages = [m for m in messages if "view(s)" in m]
     mv[1] = 43
     return error, mv[0], bytes(mv[:2]), messages
 
