@@ -209,6 +209,75 @@ def test_secret_exchange_idle_clients_do_not_hold_rank_0_up():
         server.close()
 
 
+def _hello(context, rank=1):
+    return _bootstrap._HELLO.pack(_bootstrap._MAGIC, rank, hashlib.sha256(context.encode()).digest(),
+                                  secrets.token_bytes(32))
+
+
+def test_secret_exchange_one_host_holds_at_most_half_the_slots():
+    """Issue 23, item 4: a host that speaks the protocol up to the proof (the hello is
+    public) holds at most MAX_PER_SOURCE of rank 0's slots; its connections that got that
+    far are never pushed out, the rest are closed at once; a client from another address
+    is served at once all the same."""
+    server, uid, port, context = _serve(SECRET)
+    flood = []
+    try:
+        for _ in range(_bootstrap.MAX_HANDSHAKES + 8):
+            conn = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
+            conn.sendall(_hello(context))
+            flood.append(conn)
+        answered = 0
+        for conn in flood:
+            try:
+                answered += len(conn.recv(1 + 32)) > 0  # OK and the server's nonce, or a close
+            except OSError:
+                pass
+        assert answered == _bootstrap.MAX_PER_SOURCE, answered
+        t0 = time.monotonic()
+        assert _bootstrap.fetch_uid(1, "127.0.0.1", port, context, SECRET, 10) == uid
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        for conn in flood:
+            conn.close()
+        server.close()
+
+
+def test_secret_exchange_client_retries_and_names_the_drops():
+    """A rank whose connections rank 0 keeps closing before its verdict tries again with
+    doubling waits until its timeout, then says that it was dropped (not that the secrets
+    differ, nor that rank 0 is absent)."""
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(16)
+    lsock.settimeout(0.2)
+    port = lsock.getsockname()[1]
+    accepted = []
+    stop = threading.Event()
+
+    def dropper():
+        while not stop.is_set():
+            try:
+                conn, _ = lsock.accept()
+            except OSError:
+                continue
+            conn.recv(1024)  # its hello; then the door
+            conn.close()
+            accepted.append(1)
+
+    t = threading.Thread(target=dropper, daemon=True)
+    t.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(_bootstrap.BootstrapError, match="dropped the connection before authentication"):
+            _bootstrap.fetch_uid(1, "127.0.0.1", port, "ctx", SECRET, 2)
+    finally:
+        stop.set()
+        t.join(10)
+        lsock.close()
+    assert 1.9 < time.monotonic() - t0 < 4
+    assert 4 <= len(accepted) < 40, len(accepted)  # tried again, with waits in between
+
+
 def test_secret_exchange_client_checks_the_server():
     """A server that does not know the secret cannot hand a rank a unique ID of its own."""
     lsock = socket.socket()

@@ -232,6 +232,47 @@ def test_a_node_of_another_job_shape_is_not_served(tmp_path):
     assert rc0 == 1 and "did not join" in err0, err0
 
 
+FLOODER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "flooder.py")
+
+
+def _wait_listening(port, proc, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def test_idle_connections_do_not_keep_a_node_out(tmp_path):
+    """Issue 23, item 4: a process that knows only node 0's address holds 100 idle
+    connections on its unique-ID port, opening a new one whenever node 0 closes one (up to
+    500 a second).  Node 1 still fetches the unique ID, well within its 4 s join timeout,
+    and the job runs.  Before, the first 32 held every slot for 5 s, newcomers were
+    dropped while the slots were full, and node 1's fetch failed."""
+    prog = _script(tmp_path, "ring.py", PRELUDE, RING)
+    port = _free_port()
+    node0 = _node(2, 0, port, 1, prog, extra=["--join-timeout", "10", "--kill-grace", "1"])
+    _wait_listening(port, node0)
+    flood = subprocess.Popen([sys.executable, FLOODER, "127.0.0.1", str(port), "100", "7", "500"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.7)  # the flood holds every slot by now
+        node1 = _node(2, 1, port, 1, prog, extra=["--join-timeout", "4"])
+        results = _finish([node0, node1], timeout=60)
+        report = flood.communicate(timeout=30)[0]
+    finally:
+        if flood.poll() is None:
+            flood.kill()
+            flood.communicate()
+    for rank, (rc, out, err) in enumerate(results):
+        assert rc == 0 and "ring ok" in out, f"node {rank}: {out}\n{err}\nflood: {report}"
+    opened = int(report.split()[1])
+    assert opened >= 200, report  # it did flood: 100 at once, and renewals
+
+
 def test_node_0_must_run_on_the_master_address(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
     r = _run(["--nnodes", "2", "--master-addr", "203.0.113.7", "--master-port", str(_free_port()), "-n", "1",

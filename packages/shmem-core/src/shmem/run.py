@@ -375,6 +375,9 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
                     if refused:
                         why = (f" ({len(refused)} attempt(s) without this job's {_bootstrap.ENV_JOB_SECRET} "
                                "were refused)")
+                    if server.displaced or server.turned_away:
+                        why += (f" ({server.displaced + server.turned_away} connection(s) that sent nothing were "
+                                "closed to make room: is the port flooded?)")
                     _note(err, lock, f"node(s) {', '.join(missing)} did not join within {join_timeout:g} s: "
                                      f"they fetch the unique ID from this launcher on "
                                      f"{join_where}{why}; stopping the job")
