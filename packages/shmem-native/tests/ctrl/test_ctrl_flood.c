@@ -20,6 +20,9 @@
  *    before authentication, never "wrong unique ID".
  *  - wrong_secret_*: a unique ID with a damaged secret is still refused at once (not tried
  *    again until the timeout), with TLS (an alert) and without (PE 0's 4-byte refusal).
+ *  - per_source_cap: 100 idle connections from 127.0.0.2 keep at most 64 slots (the rest
+ *    are closed); 40 from 127.0.0.1 then all find room and stay while 127.0.0.2 goes on,
+ *    and the job forms.  Before, one host could take all 128.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -393,6 +396,94 @@ static int t_wrong_secret(int me, int n)
     return 0;
 }
 
+/* ---- one source address holds at most half the slots ----------------------------------- */
+
+#define FROM_ONE_HOST 100 /* idle connections from 127.0.0.2: more than its share */
+#define FROM_ANOTHER 40   /* then idle ones from 127.0.0.1: they fit in the other half */
+#define SOURCE_SHARE 64   /* src/bootstrap/admission.h: SHMEMI_ADMISSION_PER_SOURCE */
+
+static int dial_from(const struct sockaddr_in *to, const char *from)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    inet_pton(AF_INET, from, &src.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof src) != 0 ||
+        connect(fd, (const struct sockaddr *)to, sizeof *to) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int count_closed(const int *fds, int n)
+{
+    int closed = 0;
+    for (int i = 0; i < n; i++) {
+        char c;
+        ssize_t r = recv(fds[i], &c, 1, MSG_DONTWAIT);
+        closed += r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+    }
+    return closed;
+}
+
+/* Waits up to 3 s for at least want of fds to be closed; returns how many are. */
+static int wait_closed(const int *fds, int n, int want)
+{
+    int closed = 0;
+    for (double until = harness_now() + 3.0; harness_now() < until; harness_sleep_ms(50))
+        if ((closed = count_closed(fds, n)) >= want)
+            break;
+    return closed;
+}
+
+static void one_host_floods(void)
+{
+    struct sockaddr_in pe0 = pe0_address(harness_uid());
+    ASSERT_EQ(wait_listening(&pe0, 30.0), 0);
+    static int many[FROM_ONE_HOST], others[FROM_ANOTHER];
+    for (int i = 0; i < FROM_ONE_HOST; i++)
+        ASSERT_GE(many[i] = dial_from(&pe0, "127.0.0.2"), 0);
+    int closed = wait_closed(many, FROM_ONE_HOST, FROM_ONE_HOST - SOURCE_SHARE);
+    harness_log("127.0.0.2: %d of %d idle connections closed", closed, FROM_ONE_HOST);
+    EXPECT_GE(closed, FROM_ONE_HOST - SOURCE_SHARE);
+    /* The other half is still there for everyone else. */
+    for (int i = 0; i < FROM_ANOTHER; i++)
+        ASSERT_GE(others[i] = dial_from(&pe0, "127.0.0.1"), 0);
+    for (int i = 0; i < 5; i++) { /* and the flood from 127.0.0.2 goes on: it pushes out its own */
+        int fd = dial_from(&pe0, "127.0.0.2");
+        if (fd >= 0)
+            close(fd);
+    }
+    harness_sleep_ms(500);
+    EXPECT_EQ(count_closed(others, FROM_ANOTHER), 0);
+    harness_send(1, MSG_GO, NULL, 0);
+    ASSERT_GE(harness_recv(MSG_DONE, 0, NULL, 0, 60000), 0);
+    for (int i = 0; i < FROM_ONE_HOST; i++)
+        close(many[i]);
+    for (int i = 0; i < FROM_ANOTHER; i++)
+        close(others[i]);
+}
+
+static int t_per_source_cap(int me, int n)
+{
+    (void)n;
+    if (me == JOB_PES) {
+        one_host_floods();
+        return 0;
+    }
+    if (me == 1)
+        ASSERT_GE(harness_recv(MSG_GO, JOB_PES, NULL, 0, 60000), 0);
+    aclshmemx_uniqueid_t uid = *harness_uid();
+    double elapsed;
+    ASSERT_EQ(init_pe(me, JOB_PES, &uid, 20, &elapsed), ACLSHMEM_SUCCESS);
+    harness_ring_check(me, JOB_PES);
+    EXPECT_EQ(aclshmem_finalize(), ACLSHMEM_SUCCESS);
+    if (me == 0)
+        harness_send(JOB_PES, MSG_DONE, NULL, 0);
+    return 0;
+}
+
 static const harness_case cases[] = {
     {"idle_flood_tls", t_flood, {.no_init = 1, .tls = 1, .timeout_s = 60}, {JOB_PES + 1, JOB_PES + 1, JOB_PES + 1}},
     {"dropped_then_joins_tls", t_dropped_then_joins, {.no_init = 1, .tls = 1, .timeout_s = 60}, {2}},
@@ -401,6 +492,7 @@ static const harness_case cases[] = {
     {"always_dropped_plain", t_always_dropped, {.no_init = 1, .timeout_s = 60}, {1}},
     {"wrong_secret_tls", t_wrong_secret, {.no_init = 1, .tls = 1, .timeout_s = 60}, {2}},
     {"wrong_secret_plain", t_wrong_secret, {.no_init = 1, .timeout_s = 60}, {2}},
+    {"per_source_cap", t_per_source_cap, {.no_init = 1, .tls = 1, .timeout_s = 60}, {JOB_PES + 1}},
 };
 
 int main(int argc, char **argv)
