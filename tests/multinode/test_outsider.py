@@ -28,8 +28,9 @@ connection that is refused or times out (a defence may drop SYNs) counts as bloc
 OUTSIDER_PHASES="uct_put,garbage" (say) runs only those phases of test_outsider, and
 OUTSIDER_GARBAGE="PUT_REQ,CM" only the malformed inputs of the garbage phase whose names
 (ucx_attacker.py, _garbage_cases) contain one of those words: to look at one kind of
-attack.  Needs root and iproute2 (skips otherwise, saying why) and a build with the UCX
-plug-in (SHMEM_NATIVE_BUILD_DIR, as test_multinode.py).
+attack; OUTSIDER_SEED=N repeats the random choices of a run (its failure names its seed);
+pytest -s prints what every phase did.  Needs root and iproute2 (skips otherwise, saying
+why) and a build with the UCX plug-in (SHMEM_NATIVE_BUILD_DIR, as test_multinode.py).
 """
 
 import json
@@ -228,6 +229,7 @@ def describe(log):
 
 def check(victims, log, libdir, who):
     """Fails with the whole story when an attack had an effect or the job did not pass."""
+    print(f"{who}:\n{describe(log)}")  # what the attack did, seen with pytest -s
     hit = [(phase, effects) for phase, _, effects in log if effects]
     job = victims.job
     bad = [pe for pe in range(job.n_pes)
@@ -247,6 +249,11 @@ def hosts_plan(cluster, victims, ports_of):
 
 # --- the tests ------------------------------------------------------------------------------------
 
+def seed():
+    """Every random choice of the attacker derives from it: OUTSIDER_SEED repeats a run."""
+    return int(os.environ.get("OUTSIDER_SEED") or secrets.randbits(32))
+
+
 def test_outsider(build, namespaces, tmp_path):
     """A host of the job's network that is no node of the job cannot change a byte of any
     PE, nor end one, through any port the job opens."""
@@ -260,7 +267,7 @@ def test_outsider(build, namespaces, tmp_path):
         def start(cmd, **kw):
             return cluster.popen_outsider(0, cmd, **kw)
 
-        plan = {"me": cluster.outsider_addrs[0], "seed": secrets.randbits(32),
+        plan = {"me": cluster.outsider_addrs[0], "seed": seed(),
                 "control": [cluster.addrs[0], PORT], "scan_seconds": 12 * SCALE,
                 "storm_connects": 2000,
                 "hosts": hosts_plan(cluster, victims, lambda pe: [])}
@@ -293,7 +300,7 @@ def test_job_node_neighbour(build, namespaces, tmp_path):
         def pe0_ucx_ports(pe):  # the control plane's port is no UCX port
             return [p for p in listening_ports(published[pe][0]) if p != PORT]
 
-        plan = {"me": cluster.addrs[1], "seed": secrets.randbits(32),
+        plan = {"me": cluster.addrs[1], "seed": seed(),
                 "hosts": hosts_plan(cluster, victims, pe0_ucx_ports)[:1]}
         log = attack(victims, start, plan, NEIGHBOUR_PHASES, tmp_path)
         victims.finish()

@@ -213,11 +213,15 @@ def phase_ucp_bad_ids(plan, rng):
 
 
 def phase_am_single(plan, rng):
-    """Item 3: UCP AM_SINGLE (the user active-message path) with am ids 0..15 and random
-    payloads; the user-header length always fits the frame (a longer one trips an assertion
-    in UCX itself, ucp_am.c ucp_am_handler_common, before any handler of ours runs)."""
+    """Item 3: UCP AM_SINGLE (the user active-message path): every am id 0..15 without a user
+    header (UCX 1.13 calls whatever its table holds for an id nobody registered below the
+    table's capacity: ucp_am.c ucp_worker_set_am_handler_common leaves those entries
+    uninitialised), then random ids 0..15 and random payloads.  The user-header length
+    always fits the frame (a longer one trips an assertion in UCX itself, ucp_am.c
+    ucp_am_handler_common, before any handler of ours runs)."""
     def frames_for(address, length):
-        frames = []
+        frames = [w.ucp_am_single(i, 0, rng.randbytes(rng.randrange(0, 65)))
+                  for i in range(16) for _ in range(4)]
         for _ in range(200):
             body = rng.randbytes(rng.randrange(0, 257))
             frames.append(w.ucp_am_single(rng.randrange(16), rng.getrandbits(16), body,
