@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "outsider.h"
 
 #define MSG_GO 100   /* the flood is on: PE 1 may init */
 #define MSG_DONE 101 /* the flood is over */
@@ -50,33 +51,14 @@
 #define IN_FLIGHT 768      /* idle connections held open at once */
 #define INIT_TIMEOUT_S 30
 
-/* PE 0's address, from the unique ID's documented internal layout (bootstrap/uid.h): the
- * one thing the flooder knows, as a port scan would tell it. */
-static struct sockaddr_in pe0_address(const aclshmemx_uniqueid_t *uid)
-{
-    const unsigned char *in = (const unsigned char *)uid->internal;
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    memcpy(&sa.sin_port, in + 6, 2);
-    memcpy(&sa.sin_addr, in + 8, 4);
-    return sa;
-}
-
+/* Until PE 0 listens (it has started its init). */
 static int wait_listening(const struct sockaddr_in *sa, double timeout_s)
 {
-    double deadline = harness_now() + timeout_s;
-    while (harness_now() < deadline) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        int ok = connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0;
-        close(fd);
-        if (ok)
-            return 0;
-        harness_sleep_ms(5);
-    }
-    return -1;
+    int fd = outsider_dial_when_listening(sa, timeout_s);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
 }
 
 typedef struct {
@@ -144,7 +126,7 @@ static void flooder(void)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
     static flood_t f;
-    f.target = pe0_address(harness_uid());
+    f.target = outsider_pe0_address(harness_uid());
     for (int i = 0; i < IN_FLIGHT; i++)
         f.fds[i] = -1;
     ASSERT_EQ(wait_listening(&f.target, 30.0), 0);
@@ -280,7 +262,7 @@ static void *middlebox_main(void *arg)
 static int middlebox_start(middlebox_t *m, const aclshmemx_uniqueid_t *uid, int drops)
 {
     memset(m, 0, sizeof *m);
-    m->target = pe0_address(uid);
+    m->target = outsider_pe0_address(uid);
     m->drops = drops;
     m->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -416,30 +398,19 @@ static int dial_from(const struct sockaddr_in *to, const char *from)
     return fd;
 }
 
-static int count_closed(const int *fds, int n)
-{
-    int closed = 0;
-    for (int i = 0; i < n; i++) {
-        char c;
-        ssize_t r = recv(fds[i], &c, 1, MSG_DONTWAIT);
-        closed += r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-    }
-    return closed;
-}
-
 /* Waits up to 3 s for at least want of fds to be closed; returns how many are. */
 static int wait_closed(const int *fds, int n, int want)
 {
     int closed = 0;
     for (double until = harness_now() + 3.0; harness_now() < until; harness_sleep_ms(50))
-        if ((closed = count_closed(fds, n)) >= want)
+        if ((closed = outsider_count_closed(fds, n)) >= want)
             break;
     return closed;
 }
 
 static void one_host_floods(void)
 {
-    struct sockaddr_in pe0 = pe0_address(harness_uid());
+    struct sockaddr_in pe0 = outsider_pe0_address(harness_uid());
     ASSERT_EQ(wait_listening(&pe0, 30.0), 0);
     static int many[FROM_ONE_HOST], others[FROM_ANOTHER];
     for (int i = 0; i < FROM_ONE_HOST; i++)
@@ -456,7 +427,7 @@ static void one_host_floods(void)
             close(fd);
     }
     harness_sleep_ms(500);
-    EXPECT_EQ(count_closed(others, FROM_ANOTHER), 0);
+    EXPECT_EQ(outsider_count_closed(others, FROM_ANOTHER), 0);
     harness_send(1, MSG_GO, NULL, 0);
     ASSERT_GE(harness_recv(MSG_DONE, 0, NULL, 0, 60000), 0);
     for (int i = 0; i < FROM_ONE_HOST; i++)

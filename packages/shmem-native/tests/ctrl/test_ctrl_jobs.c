@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "outsider.h"
 
 #define MSG_GO 100   /* outsiders in place: the other PEs may init */
 #define MSG_DONE 101 /* the job is over: the outsiders may leave */
@@ -29,34 +30,6 @@
 #define IDLE_CLIENTS 64
 #define GARBAGE_CLIENTS 16
 #define JOB_PES 4 /* the last child of the run is the outsider */
-
-/* PE 0's address, from the unique ID's documented internal layout (bootstrap/uid.h). */
-static struct sockaddr_in pe0_address(const aclshmemx_uniqueid_t *uid)
-{
-    const unsigned char *in = (const unsigned char *)uid->internal;
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    memcpy(&sa.sin_port, in + 6, 2);
-    memcpy(&sa.sin_addr, in + 8, 4);
-    return sa;
-}
-
-/* Connects to sa, retrying while nobody listens yet (PE 0 is still starting). */
-static int dial_when_listening(const struct sockaddr_in *sa, double timeout_s)
-{
-    double deadline = harness_now() + timeout_s;
-    while (harness_now() < deadline) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
-            return fd;
-        close(fd);
-        harness_sleep_ms(5);
-    }
-    return -1;
-}
 
 static void send_garbage(int fd)
 {
@@ -69,10 +42,10 @@ static void send_garbage(int fd)
 
 static void outsider(void)
 {
-    struct sockaddr_in sa = pe0_address(harness_uid());
+    struct sockaddr_in sa = outsider_pe0_address(harness_uid());
     static int fds[IDLE_CLIENTS + GARBAGE_CLIENTS];
     for (int i = 0; i < IDLE_CLIENTS + GARBAGE_CLIENTS; i++) {
-        fds[i] = dial_when_listening(&sa, 30.0);
+        fds[i] = outsider_dial_when_listening(&sa, 30.0);
         ASSERT_GE(fds[i], 0);
         if (i >= IDLE_CLIENTS)
             send_garbage(fds[i]);

@@ -33,6 +33,7 @@
 #include "bootstrap/net.h"
 #include "harness.h"
 #include "insider.h"
+#include "outsider.h"
 
 #define QUICK_MS 3000 /* a reply the server owes at once, with room for a loaded machine */
 
@@ -310,18 +311,6 @@ static int count_threads(void)
     return threads;
 }
 
-/* How many of fds[0..n) the server has closed (reads EOF or reset). */
-static int count_closed(const int *fds, int n)
-{
-    int closed = 0;
-    for (int i = 0; i < n; i++) {
-        char c;
-        ssize_t r = recv(fds[i], &c, 1, MSG_DONTWAIT);
-        closed += r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-    }
-    return closed;
-}
-
 #define IDLE_CLIENTS 300
 
 static int t_idle_connections(int me, int n)
@@ -338,7 +327,7 @@ static int t_idle_connections(int me, int n)
      * before any deadline (a sanitizer build takes a while to accept them all). */
     int closed = 0;
     for (double until = harness_now() + 3.0; harness_now() < until; harness_sleep_ms(50))
-        if ((closed = count_closed(fds, IDLE_CLIENTS)) >= IDLE_CLIENTS - SHMEMI_ADMISSION_MAX)
+        if ((closed = outsider_count_closed(fds, IDLE_CLIENTS)) >= IDLE_CLIENTS - SHMEMI_ADMISSION_MAX)
             break;
     EXPECT_GE(closed, IDLE_CLIENTS - SHMEMI_ADMISSION_MAX);
     /* And they cost no thread each. */
@@ -352,7 +341,7 @@ static int t_idle_connections(int me, int n)
     check_collective_works(pair, 2, 0x70);
     /* Whoever has not proved the secret within the deadline is shown the door. */
     harness_sleep_ms(SHMEMI_HANDSHAKE_MS + 1000);
-    EXPECT_EQ(count_closed(fds, IDLE_CLIENTS), IDLE_CLIENTS);
+    EXPECT_EQ(outsider_count_closed(fds, IDLE_CLIENTS), IDLE_CLIENTS);
     for (int i = 0; i < IDLE_CLIENTS; i++)
         close(fds[i]);
     end_job(2);
