@@ -311,6 +311,42 @@ static ucs_status_t am_arrived(void *arg, const void *header, size_t header_leng
     return UCS_OK; /* the data is not kept (UCX releases it; a rendezvous is dropped) */
 }
 
+/* An active message of UCP's user kind under an id that is not ours: nobody of the job
+ * sends one, so it is dropped and counted like a malformed message of ours. */
+static ucs_status_t am_foreign(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                               const ucp_am_recv_param_t *param)
+{
+    ucx_state_t *st = arg;
+    (void)header, (void)header_length, (void)data, (void)length, (void)param;
+    st->target.dropped[SHMEMI_AM_DROP_MALFORMED]++;
+    note_drop(st, SHMEMI_AM_DROP_MALFORMED);
+    return UCS_OK;
+}
+
+/* Installs am_arrived under SHMEMI_AM_UCP_ID and am_foreign under every id below it, in
+ * ascending order.  Why all of them: when UCX 1.13 grows its table of handlers it fills
+ * only the entry of the id being set and leaves the rest of the new capacity as it found
+ * the memory (ucp_am.c, ucp_worker_set_am_handler_common), so a message under another id
+ * would call a stale pointer.  Setting ids 0, 1, 2 ... in turn leaves no such entry (the
+ * table grows to an even capacity at least twice the old one: 2, 4, 8). */
+static int set_handlers(ucx_state_t *st)
+{
+    for (unsigned id = 0; id <= SHMEMI_AM_UCP_ID; id++) {
+        ucp_am_handler_param_t param = {
+            .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+                          UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG,
+            .id = id,
+            .flags = UCP_AM_FLAG_WHOLE_MSG,
+            .cb = id == SHMEMI_AM_UCP_ID ? am_arrived : am_foreign,
+            .arg = st,
+        };
+        ucs_status_t status = ucp_worker_set_am_recv_handler(st->worker, &param);
+        if (status != UCS_OK)
+            return shmemi_ucx_fail(st, status, "active-message handler");
+    }
+    return ACLSHMEM_SUCCESS;
+}
+
 int shmemi_ucx_am_listen(ucx_state_t *st)
 {
     shmemi_instance_t *inst = st->inst;
@@ -328,16 +364,7 @@ int shmemi_ucx_am_listen(ucx_state_t *st)
     t->can_reply = target_can_reply;
     t->reply = target_reply;
     SHMEMI_TRY(st->host->random(t->cap, sizeof(t->cap)));
-    ucp_am_handler_param_t param = {
-        .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-                      UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG,
-        .id = SHMEMI_AM_UCP_ID,
-        .flags = UCP_AM_FLAG_WHOLE_MSG,
-        .cb = am_arrived,
-        .arg = st,
-    };
-    ucs_status_t status = ucp_worker_set_am_recv_handler(st->worker, &param);
-    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_fail(st, status, "active-message handler");
+    return set_handlers(st);
 }
 
 void shmemi_ucx_am_report(ucx_state_t *st)
