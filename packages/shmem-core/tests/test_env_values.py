@@ -47,3 +47,30 @@ def test_a_bad_value_is_an_invalid_argument_naming_its_variable(outcomes, index)
     error, message = outcomes[index]
     assert error == "AclshmemInvalid" and name in message, (error, message[:300])
     assert message.count(f"{name}: {name}") == 0, message[:300]  # named once, not twice
+
+
+@pytest.mark.parametrize("extra_args, env, names", [
+    (["--join-timeout", "1e40"], {}, "--join-timeout"),
+    ([], {"SHMEM_UID_EXCHANGE_TIMEOUT": "soon"}, "SHMEM_UID_EXCHANGE_TIMEOUT"),
+    (["--mem-size", HUGE], {}, "too large"),
+])
+def test_the_launcher_refuses_bad_values_at_once(tmp_path, extra_args, env, names):
+    """python -m shmem.run --nnodes 2 (node 0): a bad timeout or size is an error naming it
+    before the launcher serves anything (a 1e40 s join timeout waited for ever)."""
+    import os
+    import subprocess
+    import sys
+
+    import shmem
+
+    prog = tmp_path / "prog.py"
+    prog.write_text("print('ran')\n")
+    penv = {k: v for k, v in os.environ.items() if not k.startswith(("SHMEM_RUN", "SHMEM_UID"))}
+    penv.update(env, SHMEM_JOB_SECRET="env-values-test",
+                PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(shmem.__file__)),
+                                            penv.get("PYTHONPATH", "")]))
+    args = ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", str(jobs_env_values._free_port()),
+            *extra_args, "-n", "1", str(prog)]
+    r = subprocess.run([sys.executable, "-m", "shmem.run", *args], capture_output=True, text=True, env=penv,
+                       timeout=30)
+    assert r.returncode in (1, 2) and names in r.stderr and "ran" not in r.stdout, (r.returncode, r.stderr[-500:])

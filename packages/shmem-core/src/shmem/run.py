@@ -122,7 +122,7 @@ def _parse_args(argv):
     if not 0 <= ns.node_rank < ns.nnodes:
         parser.error(f"--node-rank must be in 0..{ns.nnodes - 1} (--nnodes {ns.nnodes}), not {ns.node_rank}")
     if ns.join_timeout is not None and not 0 < ns.join_timeout <= threading.TIMEOUT_MAX:
-        parser.error(f"--join-timeout must be a number of seconds in (0, {threading.TIMEOUT_MAX:g}]")
+        parser.error(f"--join-timeout must be a positive number of seconds, at most {threading.TIMEOUT_MAX:g}")
     if ns.nnodes > 1:
         missing = [opt for opt, value in (("--master-addr", ns.master_addr), ("--master-port", ns.master_port))
                    if value is None]
