@@ -255,6 +255,61 @@ def test_no_plugin_on_one_node(build, namespaces, tmp_path):
                     pytrace=False)
 
 
+# --- the data planes (issue #23; docs/security.rst, "The data plane across nodes") ---------
+
+RMA_PLANE_CASES = ["putmem", "nbi", "signal", "amo", "barrier"]
+
+
+@pytest.mark.parametrize("case", RMA_PLANE_CASES)
+def test_rma_plane(build, namespaces, tmp_path, case):
+    """SHMEM_UCX_DATA_PLANE=rma (UCX's own RMA with remote keys, meant for RDMA fabrics)
+    still carries the suite over TCP; the default runs above use the AM plane."""
+    exe, libdir = build
+    rma = {"SHMEM_UCX_DATA_PLANE": "rma"}
+    job, expected_rc = run_on_nodes(exe, libdir, case, 2, 1, tmp_path, node_env={0: rma, 1: rma})
+    check_passed(job, expected_rc, plugin_note(libdir))
+
+
+def test_filter_off(build, namespaces, tmp_path):
+    """SHMEM_UCX_FILTER=0 (nodes behind NAT) leaves UCX's sockets open and the job works."""
+    exe, libdir = build
+    off = {"SHMEM_UCX_FILTER": "0"}
+    job, expected_rc = run_on_nodes(exe, libdir, "putmem", 2, 1, tmp_path, node_env={0: off, 1: off})
+    check_passed(job, expected_rc, plugin_note(libdir))
+
+
+def init_failures(job, words):
+    """The PEs whose init did not fail (mn_suite exits 3) with a line holding all of words."""
+    bad = []
+    for pe in range(job.n_pes):
+        lines = [line for line in job.outputs[pe].splitlines() if line.startswith(f"FAIL PE {pe} [init]: init")]
+        if job.rcs[pe] != 3 or not any(all(w in line for w in words) for line in lines):
+            bad.append(pe)
+    return bad
+
+
+def test_planes_must_agree(build, namespaces, tmp_path):
+    """Node 0 asks for the AM plane, node 1 for the RMA plane: every PE fails init naming
+    both (a PE that some peers reach one way and others another way would lose data)."""
+    exe, libdir = build
+    job, _ = run_on_nodes(exe, libdir, "init", 2, 1, tmp_path,
+                          node_env={0: {"SHMEM_UCX_DATA_PLANE": "am"}, 1: {"SHMEM_UCX_DATA_PLANE": "rma"}})
+    bad = init_failures(job, ["uses the UCX data plane", '"am"', '"rma"', "every PE of a job must use the same"])
+    if bad or job.timed_out:
+        pytest.fail(job.report(f"PE(s) {bad} did not fail init naming the data planes", plugin_note(libdir)),
+                    pytrace=False)
+
+
+def test_bad_plane_value(build, namespaces, tmp_path):
+    exe, libdir = build
+    bogus = {"SHMEM_UCX_DATA_PLANE": "fast"}
+    job, _ = run_on_nodes(exe, libdir, "init", 2, 1, tmp_path, node_env={0: bogus, 1: bogus})
+    bad = init_failures(job, ["SHMEM_UCX_DATA_PLANE=fast", "expected am, rma or auto"])
+    if bad or job.timed_out:
+        pytest.fail(job.report(f"PE(s) {bad} did not fail init naming SHMEM_UCX_DATA_PLANE",
+                               plugin_note(libdir)), pytrace=False)
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
