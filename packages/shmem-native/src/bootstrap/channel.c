@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ struct shmemi_channel {
     pthread_mutex_t lock;
     uint8_t psk[32];
     short wanted;       /* poll events the last -EAGAIN waits for */
-    int hung_up;        /* the socket read end-of-file or was reset */
+    atomic_int hung_up; /* the socket read end-of-file or was reset (set by any thread) */
     char failure[256];  /* why the TLS handshake failed */
 };
 
@@ -293,7 +294,7 @@ static shmemi_channel_t *bio_channel(BIO *b)
 static void note_transport_end(BIO *b, ssize_t n)
 {
     if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE)))
-        bio_channel(b)->hung_up = 1;
+        atomic_store(&bio_channel(b)->hung_up, 1);
 }
 
 static int bio_write(BIO *b, const char *buf, int len)
@@ -395,7 +396,7 @@ static int ssl_io(shmemi_channel_t *ch, int writing, void *buf, size_t len, int6
             continue;
         }
         if (err == SSL_ERROR_ZERO_RETURN)
-            ch->hung_up = 1; /* closed cleanly (close_notify): still a close, not a refusal */
+            atomic_store(&ch->hung_up, 1); /* closed cleanly (close_notify): a close, not a refusal */
         ERR_clear_error();
         return -EPIPE;
     }
@@ -406,7 +407,7 @@ static int ssl_io(shmemi_channel_t *ch, int writing, void *buf, size_t len, int6
 static int note_plain_end(shmemi_channel_t *ch, int rc)
 {
     if (rc == -EPIPE || rc == -ECONNRESET)
-        ch->hung_up = 1;
+        atomic_store(&ch->hung_up, 1);
     return rc;
 }
 
@@ -471,9 +472,9 @@ int shmemi_channel_handshake_begun(shmemi_channel_t *ch)
     return begun;
 }
 
-int shmemi_channel_peer_hung_up(const shmemi_channel_t *ch)
+int shmemi_channel_peer_hung_up(shmemi_channel_t *ch)
 {
-    return ch->hung_up;
+    return atomic_load(&ch->hung_up);
 }
 
 short shmemi_channel_wanted(const shmemi_channel_t *ch)

@@ -26,7 +26,7 @@ int shmemi_channel_handshake(shmemi_channel_t *ch, int64_t deadline_ms);
 /* 1 once the connection has ended because the peer closed or reset it, with no TLS alert
  * before: a handshake or transfer that failed so was dropped (PE 0 overloaded or flooded),
  * not refused (a wrong key or certificate comes as an alert) nor misunderstood. */
-int shmemi_channel_peer_hung_up(const shmemi_channel_t *ch);
+int shmemi_channel_peer_hung_up(shmemi_channel_t *ch);
 
 /* ---- non-blocking use, for a server that drives many channels from one thread ----- */
 
