@@ -35,7 +35,7 @@ import threading
 import typing as _typing
 
 from . import _native
-from ._errors import AclshmemError
+from ._errors import AclshmemError as _AclshmemError
 
 # ---------------------------------------------------------------------------
 # Constants
@@ -1043,7 +1043,7 @@ def team_split_strided(parent, start, stride, size):
         _int(parent, "parent"), _int(start, "start"), _int(stride, "stride"), _int(size, "size"), out
     )
     if rc != ACLSHMEM_SUCCESS:
-        raise AclshmemError(f"aclshmem_team_split_strided failed: {_error_text(rc)}", rc)
+        raise _AclshmemError(f"aclshmem_team_split_strided failed: {_error_text(rc)}", rc)
     return int(out[0])
 
 
@@ -1057,7 +1057,7 @@ def team_split_2d(parent, x_range):
     y = ffi.new("aclshmem_team_t *", ACLSHMEM_TEAM_INVALID)
     rc = lib.aclshmem_team_split_2d(_int(parent, "parent"), _int(x_range, "x_range"), x, y)
     if rc != ACLSHMEM_SUCCESS:
-        raise AclshmemError(f"aclshmem_team_split_2d failed: {_error_text(rc)}", rc)
+        raise _AclshmemError(f"aclshmem_team_split_2d failed: {_error_text(rc)}", rc)
     return (int(x[0]), int(y[0]))
 
 
