@@ -60,6 +60,17 @@ def lone_library(tmp_path):
     return folder, str(lib)
 
 
+@pytest.fixture
+def library_with_plugin(lone_library):
+    """lone_library with a copy of the real plug-in beside it: (folder, library path)."""
+    folder, lib = lone_library
+    plugin = real_plugin()
+    if plugin is None:
+        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
+    shutil.copy(plugin, folder / PLUGIN)
+    return folder, lib
+
+
 def check_json(env):
     env = {k: v for k, v in env.items()}
     r = run_tool("shmem-config", "--check", "--json", "--no-selftest", env=env, timeout=120)
@@ -76,12 +87,8 @@ def env_without_plugin(**extra):
     return env
 
 
-def test_present_beside_the_library(lone_library):
-    folder, lib = lone_library
-    plugin = real_plugin()
-    if plugin is None:
-        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
-    shutil.copy(plugin, folder / PLUGIN)
+def test_present_beside_the_library(library_with_plugin):
+    folder, lib = library_with_plugin
     r, c = check_json(env_without_plugin(ACLSHMEM_LIBRARY=lib))
     assert c["status"] == "PASS", c
     assert str(folder / PLUGIN) in c["reason"] and "beside the library" in c["reason"]
@@ -117,14 +124,10 @@ def test_present_through_the_variable(lone_library):
     ({"SHMEM_UCX_DATA_PLANE": "AM", "SHMEM_UCX_FILTER": "0"},
      "am (SHMEM_UCX_DATA_PLANE=AM); socket filter off (SHMEM_UCX_FILTER=0)"),
 ])
-def test_data_plane_of_the_environment(lone_library, env, plane):
+def test_data_plane_of_the_environment(library_with_plugin, env, plane):
     """The check says which data plane (docs/security.rst) this environment selects, from
     the plug-in itself, and whether UCX's sockets get the filter."""
-    folder, lib = lone_library
-    plugin = real_plugin()
-    if plugin is None:
-        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
-    shutil.copy(plugin, folder / PLUGIN)
+    _folder, lib = library_with_plugin
     base = env_without_plugin(ACLSHMEM_LIBRARY=lib)
     for name in ("UCX_TLS", "SHMEM_UCX_DATA_PLANE", "SHMEM_UCX_FILTER"):
         base.pop(name, None)
@@ -134,12 +137,8 @@ def test_data_plane_of_the_environment(lone_library, env, plane):
     assert "data plane here: " + c["details"]["data_plane"] in c["reason"]
 
 
-def test_invalid_data_plane_fails_naming_the_variable(lone_library):
-    folder, lib = lone_library
-    plugin = real_plugin()
-    if plugin is None:
-        pytest.skip("this build of libaclshmem has no UCX plug-in (built without UCX)")
-    shutil.copy(plugin, folder / PLUGIN)
+def test_invalid_data_plane_fails_naming_the_variable(library_with_plugin):
+    _folder, lib = library_with_plugin
     r, c = check_json(env_without_plugin(ACLSHMEM_LIBRARY=lib, SHMEM_UCX_DATA_PLANE="fast"))
     assert c["status"] == "FAIL", c
     assert "SHMEM_UCX_DATA_PLANE=fast: expected am, rma or auto" in c["reason"]

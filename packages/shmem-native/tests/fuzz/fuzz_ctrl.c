@@ -38,7 +38,8 @@
 #include "aclshmem.h"
 #include "bootstrap/net.h"
 #include "insider.h"
-#include "rng.h"
+#define FUZZ_NAME "fuzz_ctrl"
+#include "fuzz.h"
 
 #define MAX_PES 8
 #define HONEST_KEY_BIT (1ull << 63)
@@ -50,23 +51,7 @@
 #define DEFAULT_SECONDS 40
 
 /* ---- failure reporting -------------------------------------------------------------- */
-static uint64_t iteration_seed;
 static int verbose;
-
-static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "fuzz_ctrl: FAILED: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nfuzz_ctrl: reproduce with: fuzz_ctrl --seed %llu --iterations 1\n",
-            (unsigned long long)iteration_seed);
-    fflush(NULL);
-    _exit(1);
-}
 
 static void on_alarm(int sig)
 {

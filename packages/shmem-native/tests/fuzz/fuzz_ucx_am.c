@@ -36,7 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rng.h"
+#define FUZZ_NAME "fuzz_ucx_am"
+#include "fuzz.h"
 #include "transport/ucx/ucx_am.h"
 
 #define N_PES 5
@@ -47,22 +48,6 @@
 #define DEFAULT_SECONDS 30
 #define REQUESTS 24
 #define GET_MAX_PIECE 4096
-
-static uint64_t iteration_seed;
-
-static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "fuzz_ucx_am: FAILED: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nfuzz_ucx_am: reproduce with: fuzz_ucx_am --seed %llu --iterations 1\n",
-                (unsigned long long)iteration_seed);
-    exit(1);
-}
 
 /* ---- the receiving PE and what it was made to do ------------------------------------------ */
 
