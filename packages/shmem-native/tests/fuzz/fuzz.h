@@ -12,26 +12,6 @@
 
 #ifndef FUZZ_NAME
 #error "define FUZZ_NAME (the program's name) before including fuzz.h"
-/* The seed of the iteration running now: what a failure report tells to replay. */
-static uint64_t iteration_seed;
-
-static _Noreturn void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
-
-/* Reports a broken rule with the arguments that replay the iteration alone, and ends the
- * program at once (_exit: a wedged server thread must not keep it alive). */
-static _Noreturn void fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, FUZZ_NAME ": FAILED: ");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n" FUZZ_NAME ": reproduce with: " FUZZ_NAME " --seed %llu --iterations 1\n",
-            (unsigned long long)iteration_seed);
-    fflush(NULL);
-    _exit(1);
-}
-
 #endif
 
 static uint64_t rng_state;
