@@ -668,8 +668,10 @@ class SecretUidServer:
         for _ in range(MAX_HANDSHAKES):
             try:
                 conn, peer = self.sock.accept()
-            except (BlockingIOError, InterruptedError):
-                return
+            except OSError:
+                if self.closed.is_set():
+                    raise
+                return  # none waiting, or one that reset before it was taken: next round
             if not self._make_room(selector, _source(peer)):
                 conn.close()  # it has sent nothing yet; a real client tries again
                 continue
