@@ -33,6 +33,7 @@ LAYERS = [
     ("amo", ["amo/"]),
     ("platform", ["platform/"]),
     ("init", ["init/"]),
+    ("openshmem", ["openshmem/"]),
 ]
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
