@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem/mem_api.h"
+
 #include "aclshmem/mem.h"
 #include "core/error.h"
 #include "core/instance.h"
@@ -142,10 +144,8 @@ static int reserve(shmemi_segment_t *seg, request_t *req, const char *api)
     return 0;
 }
 
-/* failed: an error this PE already found in the arguments; it still takes part, so the
- * other PEs learn of it instead of waiting. */
-static void *symmetric_alloc(size_t alignment, size_t size, aclshmem_mem_type_t mem_type, int zero,
-                             int failed, const char *api)
+void *shmemi_symmetric_alloc(size_t alignment, size_t size, aclshmem_mem_type_t mem_type, int zero, int failed,
+                             const char *api)
 {
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || check_mem_type(mem_type, api) != ACLSHMEM_SUCCESS)
@@ -178,8 +178,7 @@ static int free_target(shmemi_segment_t *seg, void *ptr, int mem_type, const cha
     return 0;
 }
 
-/* Collective even for NULL (which frees nothing), so that every PE makes the same call. */
-static void symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *api)
+void shmemi_symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *api)
 {
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || check_mem_type(mem_type, api) != ACLSHMEM_SUCCESS)
@@ -196,7 +195,7 @@ static void symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *
 
 void *aclshmemx_malloc(size_t size, aclshmem_mem_type_t mem_type)
 {
-    return symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, 0, "aclshmemx_malloc");
+    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, 0, "aclshmemx_malloc");
 }
 
 void *aclshmemx_calloc(size_t count, size_t size, aclshmem_mem_type_t mem_type)
@@ -204,24 +203,24 @@ void *aclshmemx_calloc(size_t count, size_t size, aclshmem_mem_type_t mem_type)
     if (count != 0 && size > SIZE_MAX / count) {
         int rc = shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_calloc: %zu x %zu bytes overflows size_t",
                              count, size);
-        return symmetric_alloc(SHMEMI_ALLOC_GRANULE, SIZE_MAX, mem_type, 0, rc, "aclshmemx_calloc");
+        return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, SIZE_MAX, mem_type, 0, rc, "aclshmemx_calloc");
     }
-    return symmetric_alloc(SHMEMI_ALLOC_GRANULE, count * size, mem_type, 1, 0, "aclshmemx_calloc");
+    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, count * size, mem_type, 1, 0, "aclshmemx_calloc");
 }
 
 void *aclshmemx_align(size_t alignment, size_t size, aclshmem_mem_type_t mem_type)
 {
-    return symmetric_alloc(alignment, size, mem_type, 0, 0, "aclshmemx_align");
+    return shmemi_symmetric_alloc(alignment, size, mem_type, 0, 0, "aclshmemx_align");
 }
 
 void aclshmemx_free(void *ptr, aclshmem_mem_type_t mem_type)
 {
-    symmetric_free(ptr, mem_type, "aclshmemx_free");
+    shmemi_symmetric_free(ptr, mem_type, "aclshmemx_free");
 }
 
 void *aclshmem_malloc(size_t size)
 {
-    return symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, DEVICE_SIDE, 0, 0, "aclshmem_malloc");
+    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, DEVICE_SIDE, 0, 0, "aclshmem_malloc");
 }
 
 void *aclshmem_calloc(size_t nmemb, size_t size)
@@ -231,12 +230,12 @@ void *aclshmem_calloc(size_t nmemb, size_t size)
 
 void *aclshmem_align(size_t alignment, size_t size)
 {
-    return symmetric_alloc(alignment, size, DEVICE_SIDE, 0, 0, "aclshmem_align");
+    return shmemi_symmetric_alloc(alignment, size, DEVICE_SIDE, 0, 0, "aclshmem_align");
 }
 
 void aclshmem_free(void *ptr)
 {
-    symmetric_free(ptr, DEVICE_SIDE, "aclshmem_free");
+    shmemi_symmetric_free(ptr, DEVICE_SIDE, "aclshmem_free");
 }
 
 void *aclshmemx_get_heap_base(aclshmem_mem_type_t mem_type)
