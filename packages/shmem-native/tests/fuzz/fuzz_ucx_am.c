@@ -109,8 +109,8 @@ static void act_reply(void *ctx, int pe_no, uint64_t token, uint64_t value, cons
         int seg = -1;
         for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
             if ((const uint8_t *)data >= pe->t.seg[s].base &&
-                (const uint8_t *)data <= pe->t.seg[s].base + pe->t.seg[s].size)
-                seg = s;
+                (const uint8_t *)data < pe->t.seg[s].base + pe->t.seg[s].size)
+                seg = s; /* the segment whose bytes data starts in (segments never overlap) */
         if (seg < 0)
             fail("a reply's data does not point into a segment");
         check_inside(pe, seg, (size_t)((const uint8_t *)data - pe->t.seg[seg].base), len, "reply");
