@@ -28,6 +28,7 @@ typedef struct shmemi_instance {
     shmemi_store_server_t *server; /* PE 0 only */
 
     shmemi_heap_set_t heaps;                      /* device, host and control segments */
+    int holds_data_segment; /* took a reference to the program's data placement (init.h) */
     const struct shmemi_transport_ops **transport; /* [n_pes]: how to reach each PE */
     /* The plug-in that reaches PEs on other nodes (NULL on a single-node job), its state,
      * and its progress function, which waits call while they poll (NULL: nothing to do). */

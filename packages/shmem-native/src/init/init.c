@@ -16,6 +16,8 @@
 #include "core/log.h"
 #include "core/settings.h"
 #include "core/wait.h"
+#include "init/init.h"
+#include "mem/data_segment.h"
 #include "mem/heap.h"
 #include "platform/platform.h"
 #include "prof/prof.h"
@@ -150,14 +152,27 @@ static void teardown(shmemi_instance_t *inst, int clean)
     close_control_plane(inst, clean);
     free(inst->prof);
     inst->prof = NULL;
+    /* Last: no thread of this instance runs any more (in a program linked with the
+     * library's objects, the library's own globals are among the pages copied back). */
+    if (inst->holds_data_segment)
+        shmemi_data_segment_release();
+    inst->holds_data_segment = 0;
 }
 
 /* Everything after the attributes are known good. */
-static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inner)
+static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inner,
+                          const shmemi_init_options_t *opts)
 {
     const aclshmem_init_optional_attr_t *opt = &inst->attr.option_attr;
     int64_t init_timeout_ms = (int64_t)opt->shm_init_timeout * 1000;
     inst->control_timeout_ms = (int64_t)opt->control_operation_timeout * 1000;
+    /* First, before this instance starts a thread: the pages of the program's globals are
+     * copied and swapped, and a write of another thread meanwhile would be lost. */
+    shmemi_data_segment_t data = {.fd = -1};
+    if (opts && opts->share_data_segment) {
+        SHMEMI_TRY(shmemi_data_segment_acquire(&data));
+        inst->holds_data_segment = 1;
+    }
     shmemi_engine_defaults(inst);
     SHMEMI_TRY(shmemi_prof_init(inst));
 
@@ -165,7 +180,8 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
         SHMEMI_TRY(start_server(inst, inner));
     SHMEMI_TRY(shmemi_bootstrap_connect(inner, inst->my_pe, inst->n_pes, init_timeout_ms, &inst->boot));
     SHMEMI_TRY(shmemi_heaps_create(&inst->heaps, inst->my_pe, inst->n_pes, inst->attr.local_mem_size,
-                                   sizeof(shmemi_ctrl_t), inner->secret));
+                                   sizeof(shmemi_ctrl_t), inst->holds_data_segment ? &data : NULL,
+                                   inner->secret));
     shmemi_bootstrap_set_failure_hook(inst->boot, wake_local_waiters, inst);
     SHMEMI_TRY(shmemi_heaps_share(&inst->heaps, inst->boot, INIT_KEY_SHARE, inner->secret, init_timeout_ms));
     SHMEMI_TRY(shmemi_transport_select(inst));
@@ -245,6 +261,12 @@ static int claim_instance(const aclshmemx_init_attr_t *attributes, shmemi_instan
 
 int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes)
 {
+    return shmemi_init_with_options(bootstrap_flags, attributes, NULL);
+}
+
+int shmemi_init_with_options(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes,
+                             const shmemi_init_options_t *opts)
+{
     if (!attributes)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: attributes is NULL");
     SHMEMI_TRY(check_attr(attributes));
@@ -257,7 +279,7 @@ int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_at
     if (!inst)
         return ACLSHMEM_SUCCESS;
     /* The long part (waiting for every PE) runs unlocked: other threads' calls go on. */
-    int rc = build_instance(inst, &inner);
+    int rc = build_instance(inst, &inner, opts);
     if (rc != ACLSHMEM_SUCCESS)
         teardown(inst, 0);
     shmemi_instances_lock();

@@ -30,15 +30,23 @@
 #define HEAPS_DONE_KEY_OFFSET 0x100
 
 static const char *const segment_names[SHMEMI_SEG_COUNT] = {"aclshmem-host-heap", "aclshmem-device-heap",
-                                                            "aclshmem-control"};
+                                                            "aclshmem-control", "aclshmem-data"};
 
-/* What a PE tells the others so they can tell whether it shares their node. */
+/* What a PE tells the others so they can tell whether it shares their node, and which data
+ * segment it shares (every PE must share the same one, or none). */
 typedef struct {
     char boot_id[40];
     uint64_t netns;
     int32_t pid;
-    int32_t reserved;
+    int32_t shares_data; /* init was asked to share the program's data */
+    uint64_t data_size;
+    uint64_t data_link; /* its link-time address: with the size, tells executables apart */
 } node_info_t;
+
+static int segment_present(const shmemi_heap_set_t *h, int s)
+{
+    return h->seg[s].size > 0;
+}
 
 /* Maps fd at an address that is skew bytes past a multiple of SHMEMI_HEAP_ALIGN.  This PE's
  * own heaps get skew 0, so an alignment asked of the allocator (which works in offsets)
@@ -66,7 +74,7 @@ static void *map_segment(int fd, size_t size, size_t skew)
 }
 
 /* Where PE pe's segments sit in this process, past the alignment: never where this PE's own
- * do.  A store to a peer's word followed by a load of the own word at the same offset (a
+ * do (relative to SHMEMI_HEAP_ALIGN; see peer_placement for the data segment).  A store to a peer's word followed by a load of the own word at the same offset (a
  * put, then a wait on the answer; a barrier's flags) has its two addresses equal in their
  * low 30 bits when both mappings are aligned alike, and the CPU's memory disambiguation
  * then holds the load back behind the store as if they overlapped (measured on AMD EPYC: a
@@ -76,6 +84,16 @@ static void *map_segment(int fd, size_t size, size_t skew)
 static size_t peer_skew(int pe)
 {
     return (size_t)sysconf(_SC_PAGESIZE) * (size_t)(1 + pe % 255);
+}
+
+/* The skew of PE pe's segment s in this process.  The heaps' own mappings sit at skew 0; the
+ * data segment sits where the program was loaded, so its peers' mappings are skewed from
+ * there: a few pages off the own segment modulo the alignment, like the heaps'. */
+static size_t peer_placement(const shmemi_heap_set_t *h, int s, int pe)
+{
+    if (s != SHMEMI_SEG_DATA)
+        return peer_skew(pe);
+    return ((uintptr_t)h->seg[s].base + peer_skew(pe)) & (SHMEMI_HEAP_ALIGN - 1);
 }
 
 static int make_socket_address(const char *name, struct sockaddr_un *sun, socklen_t *len)
@@ -100,7 +118,7 @@ static void socket_name(char *out, size_t len, const uint8_t secret[32], int pe)
 
 /* A memfd of size bytes that nobody, holder of a copy of the fd or not, can shrink (which
  * would kill every process mapping it with SIGBUS) or grow. */
-static int create_sealed_memfd(const char *name, size_t size)
+int shmemi_sealed_memfd(const char *name, size_t size)
 {
     int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
@@ -114,13 +132,32 @@ static int create_sealed_memfd(const char *name, size_t size)
     return fd;
 }
 
+/* The program's data placement as segment SHMEMI_SEG_DATA: already mapped (at the
+ * program's own address), with a memfd of its own to hand to peers; no allocator. */
+static int adopt_data_segment(shmemi_heap_set_t *h, const shmemi_data_segment_t *data)
+{
+    shmemi_segment_t *seg = &h->seg[SHMEMI_SEG_DATA];
+    if (!data || data->size == 0)
+        return ACLSHMEM_SUCCESS;
+    seg->fd = fcntl(data->fd, F_DUPFD_CLOEXEC, 0);
+    if (seg->fd < 0)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot keep the program's data segment: %s", strerror(errno));
+    seg->size = data->size;
+    seg->base = data->base;
+    seg->peer_base[h->my_pe] = seg->base;
+    return ACLSHMEM_SUCCESS;
+}
+
 int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_size,
-                        size_t ctrl_size, const uint8_t secret[32])
+                        size_t ctrl_size, const shmemi_data_segment_t *data, const uint8_t secret[32])
 {
     memset(h, 0, sizeof(*h));
     h->my_pe = my_pe;
     h->n_pes = n_pes;
     h->listen_fd = -1;
+    h->shares_data = data != NULL;
+    if (data)
+        h->data_link = data->link_addr;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         h->seg[s].fd = -1;
     h->same_node = calloc((size_t)n_pes, 1);
@@ -128,16 +165,21 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory for %d PEs", n_pes);
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
         shmemi_segment_t *seg = &h->seg[s];
-        seg->size = s == SHMEMI_SEG_CTRL ? ctrl_size : heap_size;
         seg->peer_base = calloc((size_t)n_pes, sizeof(uint8_t *));
-        seg->fd = create_sealed_memfd(segment_names[s], seg->size);
-        if (!seg->peer_base || seg->fd < 0 || !(seg->base = map_segment(seg->fd, seg->size, 0)))
+        if (!seg->peer_base)
+            return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory for %d PEs", n_pes);
+        if (s == SHMEMI_SEG_DATA)
+            continue;
+        seg->size = s == SHMEMI_SEG_CTRL ? ctrl_size : heap_size;
+        seg->fd = shmemi_sealed_memfd(segment_names[s], seg->size);
+        if (seg->fd < 0 || !(seg->base = map_segment(seg->fd, seg->size, 0)))
             return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot create the %zu-byte %s: %s", seg->size,
                                segment_names[s], strerror(errno));
         seg->peer_base[my_pe] = seg->base;
         if (s != SHMEMI_SEG_CTRL && shmemi_alloc_init(&seg->alloc, seg->size) != 0)
             return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     }
+    SHMEMI_TRY(adopt_data_segment(h, data));
     h->same_node[my_pe] = 1;
 
     socket_name(h->socket_name, sizeof(h->socket_name), secret, my_pe);
@@ -166,6 +208,35 @@ static void read_node_info(node_info_t *info)
     if (stat("/proc/self/ns/net", &st) == 0)
         info->netns = (uint64_t)st.st_ino;
     info->pid = (int32_t)getpid();
+}
+
+static int describe_data(const node_info_t *info, char *out, size_t len)
+{
+    if (!info->shares_data)
+        return snprintf(out, len, "does not share its globals");
+    return snprintf(out, len, "shares %llu bytes of globals linked at %#llx", (unsigned long long)info->data_size,
+                    (unsigned long long)info->data_link);
+}
+
+/* Every PE shares the same data segment, or none does: a PE whose globals sit elsewhere, or
+ * that has none to share, would turn a put to a global into a write to other variables.
+ * Every PE checks the same gathered table, so all fail alike, naming PE 0 and the first PE
+ * that differs from it. */
+static int check_data_segments(const node_info_t *all, int n_pes)
+{
+    for (int pe = 1; pe < n_pes; pe++) {
+        if (all[pe].shares_data == all[0].shares_data && all[pe].data_size == all[0].data_size &&
+            all[pe].data_link == all[0].data_link)
+            continue;
+        char first[96], other[96];
+        describe_data(&all[0], first, sizeof(first));
+        describe_data(&all[pe], other, sizeof(other));
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "init: the PEs' global and static data differ: PE 0 %s, PE %d %s; every PE must "
+                           "run the same executable and initialise the same way (shmem_init) for its globals "
+                           "to be symmetric", first, pe, other);
+    }
+    return ACLSHMEM_SUCCESS;
 }
 
 /* ---- the memfd hand-off ---------------------------------------------------------------
@@ -252,9 +323,11 @@ static int send_offer(int fd, const shmemi_heap_set_t *h)
 {
     shmemi_fd_offer_t offer = {.pe = h->my_pe};
     int fds[SHMEMI_SEG_COUNT];
+    size_t n = 0;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
         offer.size[s] = h->seg[s].size;
-        fds[s] = h->seg[s].fd;
+        if (segment_present(h, s))
+            fds[n++] = h->seg[s].fd;
     }
     struct iovec iov = {.iov_base = &offer, .iov_len = sizeof(offer)};
     union {
@@ -263,12 +336,12 @@ static int send_offer(int fd, const shmemi_heap_set_t *h)
     } control;
     memset(&control, 0, sizeof(control));
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                         .msg_controllen = sizeof(control.buf)};
+                         .msg_controllen = CMSG_SPACE(n * sizeof(int))};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(fds));
-    memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+    cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+    memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
     return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof(offer) ? 0 : -1;
 }
 
@@ -384,19 +457,37 @@ static int check_segment_fd(int fd, size_t expected, const char *name, int pe)
     return ACLSHMEM_SUCCESS;
 }
 
+/* fds[] holds one fd per present segment (size[s] > 0), in segment order. */
 static int check_offer(const shmemi_fd_offer_t *offer, const int *fds, int pe, const size_t size[SHMEMI_SEG_COUNT])
 {
     if (offer->pe != pe)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d's memory-sharing socket answered as PE %d", pe, offer->pe);
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+    for (int s = 0, i = 0; s < SHMEMI_SEG_COUNT; s++) {
         if (offer->size[s] != size[s])
             return shmemi_fail(ACLSHMEM_INVALID_PARAM,
                                "PE %d's %s is %llu bytes but this PE's is %zu: every PE must use the "
-                               "same local_mem_size", pe, segment_names[s],
-                               (unsigned long long)offer->size[s], size[s]);
-        SHMEMI_TRY(check_segment_fd(fds[s], size[s], segment_names[s], pe));
+                               "same %s", pe, segment_names[s], (unsigned long long)offer->size[s], size[s],
+                               s == SHMEMI_SEG_DATA ? "executable" : "local_mem_size");
+        if (size[s] > 0)
+            SHMEMI_TRY(check_segment_fd(fds[i++], size[s], segment_names[s], pe));
     }
     return ACLSHMEM_SUCCESS;
+}
+
+/* The fds of the present segments, in order, spread into fds[] (-1 for absent ones). */
+static void spread_fds(const int *present, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT])
+{
+    for (int s = 0, i = 0; s < SHMEMI_SEG_COUNT; s++)
+        fds[s] = size[s] > 0 ? present[i++] : -1;
+}
+
+/* How many fds an offer says come with it: one per segment it announces as present. */
+static int fds_announced(const shmemi_fd_offer_t *offer)
+{
+    int n = 0;
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        n += offer->size[s] > 0;
+    return n;
 }
 
 int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT])
@@ -415,7 +506,7 @@ int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COU
     int rc;
     if (got == 0 && n == 0)
         rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d closed its memory-sharing connection without an answer", pe);
-    else if (got != (ssize_t)sizeof(offer) || n != SHMEMI_SEG_COUNT || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+    else if (got != (ssize_t)sizeof(offer) || n != fds_announced(&offer) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
         rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d sent a malformed heap offer (%zd bytes, %d fds)", pe, got, n);
     else
         rc = check_offer(&offer, all, pe, size);
@@ -423,7 +514,7 @@ int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COU
         close_fds(all, n);
         return rc;
     }
-    memcpy(fds, all, sizeof(int) * SHMEMI_SEG_COUNT);
+    spread_fds(all, size, fds);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -484,7 +575,10 @@ static int fetch_once(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, co
     if (rc != ACLSHMEM_SUCCESS)
         return rc;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        if (rc == ACLSHMEM_SUCCESS && !(h->seg[s].peer_base[pe] = map_segment(fds[s], h->seg[s].size, peer_skew(pe))))
+        if (fds[s] < 0)
+            continue;
+        if (rc == ACLSHMEM_SUCCESS &&
+            !(h->seg[s].peer_base[pe] = map_segment(fds[s], h->seg[s].size, peer_placement(h, s, pe))))
             rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot map PE %d's %s: %s", h->my_pe, pe,
                              segment_names[s], strerror(errno));
         close(fds[s]);
@@ -511,7 +605,12 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     if (!all)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     read_node_info(&mine);
+    mine.shares_data = h->shares_data;
+    mine.data_size = h->seg[SHMEMI_SEG_DATA].size;
+    mine.data_link = h->data_link;
     int rc = shmemi_bootstrap_collective(boot, key, h->n_pes, h->my_pe, &mine, sizeof(mine), all, timeout_ms);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = check_data_segments(all, h->n_pes);
     int peers = 0;
     for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < h->n_pes; pe++) {
         h->same_node[pe] = strcmp(all[pe].boot_id, mine.boot_id) == 0 && all[pe].netns == mine.netns;
@@ -569,8 +668,9 @@ void shmemi_heaps_destroy(shmemi_heap_set_t *h)
     h->listen_fd = -1;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
         shmemi_segment_t *seg = &h->seg[s];
+        /* The own data segment is the program's globals: data_segment.c gives them back. */
         for (int pe = 0; seg->peer_base && pe < h->n_pes; pe++)
-            if (seg->peer_base[pe])
+            if (seg->peer_base[pe] && !(s == SHMEMI_SEG_DATA && pe == h->my_pe))
                 munmap(seg->peer_base[pe], seg->size);
         free(seg->peer_base);
         seg->peer_base = NULL;
@@ -587,7 +687,9 @@ void shmemi_heaps_destroy(shmemi_heap_set_t *h)
 int shmemi_heap_locate(const shmemi_heap_set_t *h, const void *addr, size_t len, size_t *offset)
 {
     uintptr_t a = (uintptr_t)addr;
-    for (int s = SHMEMI_SEG_HOST; s <= SHMEMI_SEG_DEVICE; s++) {
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        if (s == SHMEMI_SEG_CTRL) /* the library's own: no user address lies there */
+            continue;
         uintptr_t base = (uintptr_t)h->seg[s].base;
         if (base && a >= base && a - base <= h->seg[s].size && len <= h->seg[s].size - (a - base) &&
             (len > 0 || a - base < h->seg[s].size)) {

@@ -1,6 +1,9 @@
 /* Symmetric segments: each PE's DEVICE_SIDE heap, HOST_SIDE heap and control segment are
  * sparse memfds, handed to same-node PEs over a Unix socket (SCM_RIGHTS) and mapped there.
- * No named shared-memory object exists, so a crash leaks nothing. */
+ * No named shared-memory object exists, so a crash leaks nothing.  When init asks for it,
+ * the program's own global and static data is one more segment (SHMEMI_SEG_DATA,
+ * mem/data_segment.h), shared the same way; otherwise that segment is absent (size 0, no
+ * memfd, no mapping), on every PE alike. */
 #ifndef SHMEMI_HEAP_H
 #define SHMEMI_HEAP_H
 
@@ -10,6 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "mem/allocator.h"
+#include "mem/data_segment.h"
 
 /* Heaps are mapped at addresses aligned to this: the largest alignment aclshmem_align
  * honours (ACLSHMEM_HEAP_ALIGNMENT_SIZE in the original). */
@@ -19,13 +23,14 @@ enum {
     SHMEMI_SEG_HOST = 0,   /* == HOST_SIDE */
     SHMEMI_SEG_DEVICE = 1, /* == DEVICE_SIDE */
     SHMEMI_SEG_CTRL = 2,   /* the library's own: doorbell, barrier counters */
-    SHMEMI_SEG_COUNT = 3
+    SHMEMI_SEG_DATA = 3,   /* the program's globals (.data, .bss), at the program's own address */
+    SHMEMI_SEG_COUNT = 4
 };
 
 typedef struct {
-    int fd;
-    size_t size;
-    uint8_t *base;       /* this PE's mapping */
+    int fd;              /* -1 for an absent segment */
+    size_t size;         /* 0: the segment is absent */
+    uint8_t *base;       /* this PE's mapping (NULL when absent) */
     uint8_t **peer_base; /* [n_pes]: mapping of each PE's twin, NULL for other nodes */
     shmemi_allocator_t alloc;
 } shmemi_segment_t;
@@ -34,6 +39,9 @@ typedef struct {
     int my_pe, n_pes;
     shmemi_segment_t seg[SHMEMI_SEG_COUNT];
     uint8_t *same_node; /* [n_pes] */
+    int shares_data;    /* init asked to share the program's data (SHMEMI_SEG_DATA may still be
+                         * absent: a program without writable data) */
+    uint64_t data_link; /* the data segment's link-time address (data_segment.h) */
     int listen_fd;      /* abstract Unix socket serving our memfds during init */
     char socket_name[64];
 } shmemi_heap_set_t;
@@ -41,7 +49,7 @@ typedef struct {
 /* Every segment memfd is sealed so: no process holding it can resize it under a mapping. */
 #define SHMEMI_HEAP_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
-/* What a PE sends with its memfds (SCM_RIGHTS, one fd per segment). */
+/* What a PE sends with its memfds (SCM_RIGHTS, one fd per present segment, in order). */
 typedef struct {
     int32_t pe;
     int32_t reserved;
@@ -49,23 +57,31 @@ typedef struct {
 } shmemi_fd_offer_t;
 
 /* Creates this PE's segments (heap_size bytes for each heap) and starts listening for
- * same-node peers.  job_tag names the job (derived from the secret). */
+ * same-node peers; data (NULL: none) is the program's data placement, which becomes
+ * SHMEMI_SEG_DATA (its memfd is dup'ed; its pages are not the heap set's to unmap).
+ * job_tag names the job (derived from the secret). */
 int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_size,
-                        size_t ctrl_size, const uint8_t secret[32]);
+                        size_t ctrl_size, const shmemi_data_segment_t *data, const uint8_t secret[32]);
+
+/* A memfd of size bytes sealed with SHMEMI_HEAP_SEALS; -1 with errno set on failure. */
+int shmemi_sealed_memfd(const char *name, size_t size);
 
 /* Collective: learns which PEs share this node and maps their segments; then closes the
- * hand-off socket.  Uses the control-plane keys key and key + 0x100. */
+ * hand-off socket.  Fails on every PE, naming two that differ, unless all PEs share the
+ * same data segment (or none does).  Uses the control-plane keys key and key + 0x100. */
 int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t key,
                        const uint8_t secret[32], int64_t timeout_ms);
 
 /* Receives PE pe's offer on sock (data must be waiting): on success fds[] holds its
- * segment fds, each checked to be sealed (SHMEMI_HEAP_SEALS) and of size[s] bytes.  On
- * any failure every fd that arrived is closed.  An aclshmem error code (recorded). */
+ * segment fds, each checked to be sealed (SHMEMI_HEAP_SEALS) and of size[s] bytes (-1 for
+ * a segment of size 0, absent, for which no fd comes).  On any failure every fd that
+ * arrived is closed.  An aclshmem error code (recorded). */
 int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT]);
 
 void shmemi_heaps_destroy(shmemi_heap_set_t *h);
 
-/* The segment holding [addr, addr + len) in this PE's mappings, or -1; *offset set. */
+/* The segment holding [addr, addr + len) in this PE's mappings (a heap or the program's
+ * data; never the control segment), or -1; *offset set. */
 int shmemi_heap_locate(const shmemi_heap_set_t *h, const void *addr, size_t len, size_t *offset);
 
 #endif

@@ -4,8 +4,9 @@
  * each message that arrives through UCX, linked in directly, so that an ASan/UBSan build
  * watches every byte it touches.
  *
- * Each iteration makes a receiving PE with three segments of random sizes (each its own
- * malloc of exactly that size, so a one-byte overrun is caught), a random capability and a
+ * Each iteration makes a receiving PE with its segments of random sizes (each its own
+ * malloc of exactly that size, so a one-byte overrun is caught; the program-data segment is
+ * absent, as on a PE that does not share its globals, in half of them), a random capability and a
  * table of requests of its own waiting for replies (gets into exactly-sized buffers, AMOs,
  * flushes, some given up), then feeds it messages:
  *
@@ -62,7 +63,8 @@ static void check_inside(pe_t *pe, int seg, size_t offset, size_t len, const cha
 {
     if (!pe->authentic)
         fail("a message without the capability caused a %s", what);
-    if (seg < 0 || seg >= SHMEMI_SEG_COUNT || offset > pe->t.seg[seg].size || len > pe->t.seg[seg].size - offset)
+    if (seg < 0 || seg >= SHMEMI_SEG_COUNT || !pe->t.seg[seg].base || offset > pe->t.seg[seg].size ||
+        len > pe->t.seg[seg].size - offset)
         fail("a %s of %zu bytes at (%d, %zu) lies outside the segment", what, len, seg, offset);
     pe->actions++;
 }
@@ -108,7 +110,7 @@ static void act_reply(void *ctx, int pe_no, uint64_t token, uint64_t value, cons
     if (len) {
         int seg = -1;
         for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-            if ((const uint8_t *)data >= pe->t.seg[s].base &&
+            if (pe->t.seg[s].base && (const uint8_t *)data >= pe->t.seg[s].base &&
                 (const uint8_t *)data < pe->t.seg[s].base + pe->t.seg[s].size)
                 seg = s; /* the segment whose bytes data starts in (segments never overlap) */
         if (seg < 0)
@@ -135,6 +137,8 @@ static void make_pe(pe_t *pe)
     pe->t.my_pe = MY_PE;
     pe->t.n_pes = N_PES;
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        if (s == SHMEMI_SEG_DATA && rnd(2))
+            continue; /* absent: base NULL, size 0; every access to it must be dropped */
         pe->t.seg[s].size = segment_size();
         pe->t.seg[s].base = malloc(pe->t.seg[s].size);
         rnd_fill(pe->t.seg[s].base, pe->t.seg[s].size);

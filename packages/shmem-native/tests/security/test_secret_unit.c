@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "aclshmem.h"
@@ -167,25 +168,38 @@ static void send_offer(int sock, const offer_spec_t *spec)
         close(fds[i]);
 }
 
+/* The receiver's own sizes: both heaps and the control segment; the program's data
+ * segment absent (0, no fd) unless a case shares it. */
+static size_t expected[SHMEMI_SEG_COUNT] = {1 << 20, 2 << 20, 4096, 0};
+
 /* Runs one offer through shmemi_heap_receive_offer; returns its result.  Checks that no fd
- * stays open in this process unless the offer was accepted (and then closes those). */
+ * stays open in this process unless the offer was accepted (and then that there is one fd
+ * for each present segment, -1 for an absent one, and closes them). */
 static int receive(const offer_spec_t *spec)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         exit(2);
-    const size_t expected[SHMEMI_SEG_COUNT] = {1 << 20, 2 << 20, 4096};
     int before = open_fd_count();
     send_offer(sv[1], spec);
-    int fds[SHMEMI_SEG_COUNT] = {-1, -1, -1};
+    int fds[SHMEMI_SEG_COUNT];
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        fds[s] = -2;
     int rc = shmemi_heap_receive_offer(sv[0], 5, expected, fds);
     int after = open_fd_count();
     if (rc == ACLSHMEM_SUCCESS) {
-        CHECK(after == before + SHMEMI_SEG_COUNT);
+        int present = 0;
         for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+            present += expected[s] > 0;
+            CHECK(expected[s] > 0 ? fds[s] >= 0 : fds[s] == -1);
+            if (fds[s] < 0)
+                continue;
             CHECK((fcntl(fds[s], F_GET_SEALS) & SHMEMI_HEAP_SEALS) == SHMEMI_HEAP_SEALS);
+            struct stat st;
+            CHECK(fstat(fds[s], &st) == 0 && (size_t)st.st_size == expected[s]);
             close(fds[s]);
         }
+        CHECK(after == before + present);
     } else {
         CHECK(after == before); /* every fd that came with a rejected offer is closed */
     }
@@ -234,6 +248,33 @@ static void t_heap_offer(void)
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
 }
 
+/* With the program's data shared (SHMEMI_SEG_DATA present) its memfd is the fourth fd, held
+ * to the same rules; a peer whose data segment differs is refused naming the executable. */
+static void t_heap_offer_with_data(void)
+{
+    expected[SHMEMI_SEG_DATA] = 12288;
+    const offer_spec_t good = {.pe = 5, .n_fds = 4, .seals = SHMEMI_HEAP_SEALS,
+                               .announced = {1 << 20, 2 << 20, 4096, 12288},
+                               .real_size = {1 << 20, 2 << 20, 4096, 12288}};
+    CHECK(receive(&good) == ACLSHMEM_SUCCESS);
+
+    offer_spec_t bad = good;
+    bad.n_fds = 3; /* the data segment's memfd is missing */
+    CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
+    bad = good;
+    bad.real_size[3] = 4096; /* smaller than announced */
+    CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
+    bad = good;
+    bad.announced[3] = bad.real_size[3] = 16384; /* another executable */
+    CHECK(receive(&bad) == ACLSHMEM_INVALID_PARAM);
+    CHECK(strstr(aclshmemx_get_last_error(), "same executable") != NULL);
+    bad = good;
+    bad.announced[3] = 0; /* a PE that does not share its data */
+    bad.n_fds = 3;
+    CHECK(receive(&bad) == ACLSHMEM_INVALID_PARAM);
+    expected[SHMEMI_SEG_DATA] = 0;
+}
+
 int main(void)
 {
     /* Log lines to stdout: a log file opened at the first error would count as a leaked fd. */
@@ -243,7 +284,8 @@ int main(void)
         void (*fn)(void);
     } cases[] = {{"proof_long_input", t_proof_long_input},
                  {"long_job_secret", t_long_job_secret},
-                 {"heap_offer", t_heap_offer}};
+                 {"heap_offer", t_heap_offer},
+                 {"heap_offer_with_data", t_heap_offer_with_data}};
     int failed = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int before = failures;

@@ -43,9 +43,18 @@ typedef struct {
     size_t rkey_len[SHMEMI_SEG_COUNT];
 } packed_keys_t;
 
+/* Segment s is present (size > 0).  Every PE has the same segments: heaps_share checked
+ * the data segment and the heaps' sizes before any transport starts. */
+static int segment_present(const ucx_state_t *st, int s)
+{
+    return st->inst->heaps.seg[s].size > 0;
+}
+
 static int pack_keys(ucx_state_t *st, packed_keys_t *keys, ucx_card_header_t *h)
 {
     for (int s = 0; s < SHMEMI_SEG_COUNT && st->plane == UCX_PLANE_RMA; s++) {
+        if (!segment_present(st, s))
+            continue;
         ucs_status_t status = ucp_rkey_pack(st->context, st->memh[s], &keys->rkey[s], &keys->rkey_len[s]);
         if (status != UCS_OK)
             return shmemi_ucx_fail(st, status, "remote key packing");
@@ -115,8 +124,8 @@ static int check_plane_fields(ucx_state_t *st, int pe, const ucx_card_header_t *
                         "the same (SHMEM_UCX_DATA_PLANE, or the same UCX_TLS on every node)",
                         pe, plane_name(h->plane), st->inst->my_pe, plane_name((uint32_t)st->plane));
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        int rma = st->plane == UCX_PLANE_RMA;
-        if (rma ? (h->rkey_len[s] == 0 || h->base[s] == 0) : (h->rkey_len[s] != 0 || h->base[s] != 0))
+        int keyed = st->plane == UCX_PLANE_RMA && segment_present(st, s);
+        if (keyed ? (h->rkey_len[s] == 0 || h->base[s] == 0) : (h->rkey_len[s] != 0 || h->base[s] != 0))
             return UCX_FAIL(st, ACLSHMEM_BOOTSTRAP_ERROR, "PE %d sent a UCX card whose segment %d does not "
                             "fit the data plane \"%s\"", pe, s, plane_name(h->plane));
     }
@@ -197,6 +206,8 @@ static int connect_peer(ucx_state_t *st, ucx_peer_t *peer, const card_view_t *v)
         return shmemi_ucx_fail(st, status, "connection to a PE on another node");
     memcpy(peer->cap, v->h.cap, sizeof(peer->cap));
     for (int s = 0; s < SHMEMI_SEG_COUNT && st->plane == UCX_PLANE_RMA; s++) {
+        if (!segment_present(st, s))
+            continue;
         status = ucp_ep_rkey_unpack(peer->ep, v->rkey[s], &peer->rkey[s]);
         if (status != UCS_OK)
             return shmemi_ucx_fail(st, status, "remote key unpacking");

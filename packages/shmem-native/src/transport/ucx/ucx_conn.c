@@ -122,11 +122,14 @@ static int open_worker(ucx_state_t *st)
 
 /* RMA plane: registers the segments as they are, sparse memfd mappings.  On TCP this pins
  * nothing; an RDMA device registers (and pins) the whole reservation, as every OpenSHMEM
- * over RDMA does. */
+ * over RDMA does.  An absent segment (the program's data when it is not shared) has no
+ * registration, no key and no base on any PE. */
 static int map_segments(ucx_state_t *st)
 {
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
         const shmemi_segment_t *seg = &st->inst->heaps.seg[s];
+        if (seg->size == 0)
+            continue;
         ucp_mem_map_params_t params = {
             .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
             .address = seg->base,
