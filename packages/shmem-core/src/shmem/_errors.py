@@ -26,3 +26,10 @@ class AclshmemInvalid(ValueError):
 
 class AclshmemWarning(UserWarning):
     """Something was wrong but could be repaired (e.g. buffers left at finalize)."""
+
+
+# Their public home is shmem.core (the seed's names): tracebacks, reprs and pickles say
+# shmem.core.AclshmemError, not the private module that defines them.
+for _cls in (AclshmemError, AclshmemInvalid, AclshmemWarning):
+    _cls.__module__ = "shmem.core"
+del _cls
