@@ -7,7 +7,9 @@
  * untouched .bss costs no memory, the pages become private again at finalize (and a second
  * job places them again), a fork()ed child gets its own copy, init without the option
  * leaves globals alone (a put to one fails as "not symmetric"), and PEs whose data segments
- * differ (another executable, or no sharing) fail init on every PE naming them.
+ * differ (another executable, or no sharing) fail init on every PE naming them.  The brk
+ * heap, which starts right after .bss when address-space randomisation is off (the
+ * sanitizer runs of CI; `test_symdata --no-aslr CASE` re-executes itself so), stays out.
  *
  * Built with the library's objects rather than libaclshmem.so (the internal entry is not
  * exported), so the library's own globals are in this program's data segment as well: the
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +54,9 @@ int64_t bss_big[BIG_LEN];
 #ifdef SYMDATA_VARIANT
 char variant_extra[4 * 4096]; /* another executable: its data segment is bigger */
 #endif
+
+extern char _end[]; /* the linker's end of .bss */
+static int expect_adjacent_brk; /* run with --no-aslr: the brk heap starts at .bss's last page */
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -103,6 +109,21 @@ static long long data_memfd_bytes(void)
             return (long long)st.st_blocks * 512;
     }
     return -1;
+}
+
+/* Where the kernel started the brk heap: field 47 of /proc/self/stat. */
+static uintptr_t stat_start_brk(void)
+{
+    char buf[2048] = "";
+    FILE *f = fopen("/proc/self/stat", "r");
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 47; field++)
+        p = strchr(p + 1, ' ');
+    return p ? (uintptr_t)strtoull(p + 1, NULL, 10) : 0;
 }
 
 static void expect_initial_data(void)
@@ -271,6 +292,29 @@ static int t_after_finalize(int me, int n)
     return 0;
 }
 
+/* The segment ends with .bss's last page; the brk heap (which starts there when ASLR is off)
+ * is not in it, and grows as before. */
+static int t_brk_heap(int me, int n)
+{
+    (void)me, (void)n;
+    ASSERT_EQ(init_job(1), 0);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t data_end = ((uintptr_t)_end + page - 1) & ~(page - 1), brk_start = stat_start_brk();
+    EXPECT(in_data_memfd((const void *)((uintptr_t)_end - 1)));
+    EXPECT(brk_start >= data_end);
+    if (expect_adjacent_brk)
+        EXPECT_EQ(brk_start, data_end);
+    char *grown = sbrk((intptr_t)(4 * page));
+    ASSERT(grown != (char *)-1);
+    memset(grown, 0x5a, 4 * page);
+    EXPECT(!in_data_memfd(grown) && !in_data_memfd(grown + 4 * page - 1));
+    EXPECT((uintptr_t)grown >= data_end);
+    aclshmem_barrier_all();
+    EXPECT_EQ(aclshmem_finalize(), 0);
+    EXPECT(grown[0] == 0x5a && grown[4 * page - 1] == 0x5a);
+    return 0;
+}
+
 /* A child of fork() writes its globals without touching its parent's (or the peers'). */
 static int t_fork_child(int me, int n)
 {
@@ -369,6 +413,7 @@ static const harness_case cases[] = {
     {"ptr", t_ptr, {.no_init = 1}, {2, 0}},
     {"after_finalize", t_after_finalize, {.no_init = 1}, {2, 0}},
     {"fork_child", t_fork_child, {.no_init = 1}, {2, 0}},
+    {"brk_heap", t_brk_heap, {.no_init = 1}, {2, 0}},
     {"not_shared_without_option", t_not_shared_without_option, {.no_init = 1}, {2, 0}},
     {"option_mismatch", t_option_mismatch, {.no_init = 1}, {2, 0}},
     {"mismatch", t_mismatch, {.no_init = 1}, {2, 4, 0}},
@@ -399,8 +444,26 @@ int main(int argc, char **argv)
     return ok ? 0 : 1;
 }
 #else
+/* test_symdata [CASE]: the cases (those whose name holds CASE).
+ * test_symdata --no-aslr [CASE]: the same in a process without address-space randomisation
+ * (re-executed so), where the brk heap must start right after .bss; exit 77 (skipped) when
+ * the system does not allow it. */
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--no-aslr") == 0) {
+        int persona = personality(0xffffffff);
+        if (persona < 0)
+            return 77;
+        if (!(persona & ADDR_NO_RANDOMIZE)) {
+            if (personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
+                return 77;
+            execv("/proc/self/exe", argv);
+            return 77;
+        }
+        expect_adjacent_brk = 1;
+        argv[1] = argv[0];
+        return harness_main(argc - 1, argv + 1, cases, sizeof cases / sizeof cases[0]);
+    }
     return harness_main(argc, argv, cases, sizeof cases / sizeof cases[0]);
 }
 #endif
