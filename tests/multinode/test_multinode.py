@@ -12,6 +12,8 @@ passes).  More:
   fail at init with an error that names UCX.
 * test_suite_selftest: every case with all PEs on one node (shared memory only), a
   self-test of mn_suite's own checks, which needs neither namespaces nor UCX.
+* test_globals: mn_suite_data (mn_suite with the program's global and static data shared,
+  issue #24) runs its case "globals" across nodes on both data planes, and on one node.
 
 The build is found through SHMEM_NATIVE_BUILD_DIR (ci/test.sh sets it to build-ci), else
 the newest build*/ of this checkout that holds mn_suite.  The namespace tests need root and
@@ -316,12 +318,8 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_suite_selftest(build, tmp_path, case):
-    """mn_suite's checks on 4 PEs of one node (it is told 2 PEs per node, so its traffic
-    pattern is the 2x2 one, but everything goes through shared memory): the suite itself is
-    right, whatever the inter-node transport does."""
-    exe, libdir = build
+def run_on_one_node(exe, libdir, case, tmp_path):
+    """Runs case on 4 PEs of this node, told 2 PEs per node (MN_ONE_NODE=1)."""
     n_pes, ppn, port = 4, 2, _free_port()
     secret = secrets.token_hex(32)
     dead = n_pes - 1 if case == "killed" else None
@@ -337,3 +335,48 @@ def test_suite_selftest(build, tmp_path, case):
 
     job = run_job(start, case, n_pes, ppn, tmp_path, expected_rc)
     check_passed(job, expected_rc)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_suite_selftest(build, tmp_path, case):
+    """mn_suite's checks on 4 PEs of one node (it is told 2 PEs per node, so its traffic
+    pattern is the 2x2 one, but everything goes through shared memory): the suite itself is
+    right, whatever the inter-node transport does."""
+    exe, libdir = build
+    run_on_one_node(exe, libdir, case, tmp_path)
+
+
+# --- the program's globals as symmetric data (issue #24, src/mem/data_segment.c) ----------
+
+
+@pytest.fixture(scope="module")
+def data_suite(build):
+    """(mn_suite_data, the folder of libaclshmem.so and its plug-in)."""
+    exe, libdir = build
+    data_exe = os.path.join(os.path.dirname(exe), "mn_suite_data")
+    if not os.path.exists(data_exe):
+        pytest.fail(f"no {data_exe}: rebuild ({exe} is from before issue #24)", pytrace=False)
+    return data_exe, libdir
+
+
+@pytest.mark.parametrize("plane", ["am", "rma"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_globals(data_suite, namespaces, tmp_path, layout, plane):
+    """The program's global and static variables as put, get, p/g, AMO, signal and wait
+    targets of PEs on other nodes, on both data planes: the AM plane's receiver checks them
+    as one more segment, the RMA plane registers them with UCX.  mn_suite_data carries the
+    library's objects, so the plug-in is named (it is looked for beside libaclshmem)."""
+    exe, libdir = data_suite
+    nodes, ppn = LAYOUTS[layout]
+    env = {"SHMEM_UCX_DATA_PLANE": plane, "SHMEM_UCX_PLUGIN": os.path.join(libdir, "libaclshmem_ucx.so")}
+    job, expected_rc = run_on_nodes(exe, libdir, "globals", nodes, ppn, tmp_path,
+                                    node_env={node: env for node in range(nodes)})
+    check_passed(job, expected_rc, plugin_note(libdir))
+
+
+@pytest.mark.parametrize("case", ["globals", "putmem", "amo"])
+def test_globals_one_node(data_suite, tmp_path, case):
+    """mn_suite_data on one node: globals through shared memory, and sharing them leaves the
+    other cases working."""
+    exe, libdir = data_suite
+    run_on_one_node(exe, libdir, case, tmp_path)

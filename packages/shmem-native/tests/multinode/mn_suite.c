@@ -16,6 +16,11 @@
  * really all on one node, whatever ppn says, so the layout check expects that).  The case
  * "victim" also reads MN_VICTIM_FILE and MN_VICTIM_SECONDS (see case_victim).
  *
+ * Built with -DMN_SHARE_DATA (mn_suite_data: the library's objects linked in, since its init
+ * entry is internal) it initialises through shmemi_init_with_options with the program's
+ * global and static data shared (issue #24, src/mem/data_segment.c), and has one case more,
+ * "globals": the cases above keep working, and globals are targets across nodes.
+ *
  * Every case checks real data.  Each PE sends to peer = (me + ppn) % n, which is on the next
  * node, and receives from src = (me - ppn) mod n, on the previous node.  Exit status: 0 when
  * every check passed; 1 a check failed ("FAIL ..." lines on stdout); 2 bad usage; 3 init
@@ -32,6 +37,9 @@
 #include <unistd.h>
 
 #include "aclshmem.h"
+#ifdef MN_SHARE_DATA
+#include "init/init.h"
+#endif
 
 #define MiB (1024UL * 1024)
 #define HEAP_SIZE (64 * MiB)
@@ -947,6 +955,78 @@ static void case_victim(void)
     aclshmem_free(v.target);
 }
 
+/* ---- the program's globals as targets (mn_suite_data only) ------------------------------ */
+#ifdef MN_SHARE_DATA
+#define G_CAP (MiB + 64)
+unsigned char g_bytes[G_CAP];                     /* .bss */
+int64_t g_table[8] = {1, 2, 3, 5, 8, 13, 21, 34}; /* .data */
+static int64_t g_counter, g_cswap, g_flag;       /* .bss statics */
+static int32_t g_sig;
+
+/* putmem/getmem of 1 byte to 1 MiB into and out of a peer's global array, guards kept. */
+static void globals_putget(unsigned char *loc)
+{
+    static const size_t sizes[] = {1, 8, 4095, 65536 + 5, MiB};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t len = sizes[k], off = 1 + k;
+        int salt = 100 + (int)k;
+        memset(g_bytes, 0xA5, G_CAP);
+        fill(loc, len, me, salt);
+        aclshmem_barrier_all();
+        aclshmem_putmem(g_bytes + off, loc, len, peer);
+        aclshmem_barrier_all();
+        EXPECT_PAT("putmem into a global", g_bytes + off, len, 0, src, salt);
+        CHECK(g_bytes[off - 1] == 0xA5 && g_bytes[off + len] == 0xA5, "putmem of %zu: a guard changed", len);
+        fill(g_bytes + off, len, me, salt + 50);
+        aclshmem_barrier_all();
+        aclshmem_getmem(loc, g_bytes + off, len, peer);
+        EXPECT_PAT("getmem from a global", loc, len, 0, peer, salt + 50);
+        aclshmem_barrier_all();
+    }
+}
+
+static void case_globals(void)
+{
+    static const int64_t initial[8] = {1, 2, 3, 5, 8, 13, 21, 34};
+    CHECK(memcmp(g_table, initial, sizeof initial) == 0, "init changed the initialised globals");
+    const char *one_node = getenv("MN_ONE_NODE");
+    int all_here = one_node && strcmp(one_node, "1") == 0;
+    for (int q = 0; q < n; q++) /* same-node peers' globals are mapped here, the others' not */
+        CHECK((all_here || q / ppn == me / ppn) == (aclshmem_ptr(g_table, q) != NULL), "aclshmem_ptr(g_table, %d)", q);
+    unsigned char *loc = xmalloc(G_CAP);
+    globals_putget(loc);
+    free(loc);
+    /* p and g on initialised data */
+    g_table[1] = 100 + me;
+    aclshmem_barrier_all();
+    CHECK(aclshmem_int64_g(&g_table[1], peer) == 100 + peer, "g of a peer's global");
+    aclshmem_int64_p(&g_table[2], 200 + me, peer);
+    aclshmem_barrier_all();
+    CHECK(g_table[2] == 200 + src, "p into a global: %lld, want %d", (long long)g_table[2], 200 + src);
+    /* AMOs on static words: every PE adds to PE 0's; one compare_swap of n wins */
+    for (int i = 0; i < 100; i++)
+        aclshmem_int64_atomic_add(&g_counter, me + 1, 0);
+    int64_t old = aclshmem_int64_atomic_compare_swap(&g_cswap, 0, 1000 + me, n - 1);
+    aclshmem_barrier_all();
+    int64_t total = aclshmem_int64_atomic_fetch(&g_counter, 0), winner = aclshmem_int64_atomic_fetch(&g_cswap, n - 1);
+    CHECK(total == 50LL * n * (n + 1), "atomic_add to a static: %lld, want %lld", (long long)total, 50LL * n * (n + 1));
+    CHECK(winner >= 1000 && winner < 1000 + n && (old == 0) == (winner == 1000 + me), "compare_swap: %lld",
+          (long long)winner);
+    /* put-with-signal into globals, waited for on a static signal word */
+    unsigned char data[4096];
+    fill(data, sizeof data, me, 7);
+    aclshmem_barrier_all();
+    aclshmemx_putmem_signal(g_bytes, data, sizeof data, &g_sig, me + 1, ACLSHMEM_SIGNAL_SET, peer);
+    CHECK(aclshmem_signal_wait_until(&g_sig, ACLSHMEM_CMP_EQ, src + 1) == src + 1, "signal_wait_until on a static");
+    EXPECT_PAT("data put with a signal into a global", g_bytes, sizeof data, 0, src, 7);
+    /* wait_until on a static flag, set from the previous node */
+    aclshmem_barrier_all();
+    aclshmem_int64_p(&g_flag, 77, peer);
+    aclshmem_int64_wait_until(&g_flag, ACLSHMEM_CMP_EQ, 77);
+    CHECK(g_flag == 77, "wait_until on a static flag");
+}
+#endif
+
 /* ---- main ------------------------------------------------------------------------------- */
 static void case_init(void) { aclshmem_barrier_all(); }
 
@@ -958,6 +1038,9 @@ static const struct {
     {"strided", case_strided}, {"nbi", case_nbi},       {"signal", case_signal},
     {"wait", case_wait},       {"amo", case_amo},       {"barrier", case_barrier},
     {"teams", case_teams},     {"killed", case_killed}, {"victim", case_victim},
+#ifdef MN_SHARE_DATA
+    {"globals", case_globals},
+#endif
 };
 
 /* Every PE of my node gives a pointer; the others are reached through the transport. */
@@ -1031,7 +1114,12 @@ int main(int argc, char **argv)
     attr.option_attr.control_operation_timeout = 60;
     snprintf(attr.ip_port, sizeof attr.ip_port, "tcp://%s:%s", addr, s_port);
     double t0 = now();
+#ifdef MN_SHARE_DATA
+    shmemi_init_options_t opts = {.share_data_segment = 1};
+    int rc = shmemi_init_with_options(ACLSHMEMX_INIT_WITH_DEFAULT, &attr, &opts);
+#else
     int rc = aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_DEFAULT, &attr);
+#endif
     if (rc != ACLSHMEM_SUCCESS) {
         printf("FAIL PE %d [%s]: init (%s, %d PEs, %d per node) returned %d: %s\n", me, case_name,
                attr.ip_port, n, ppn, rc, aclshmemx_get_last_error());
