@@ -5,6 +5,13 @@ PE) with the environment that ``shmem.core.init(mem_size=...)`` reads (see
 ``shmem._bootstrap``), so the program needs no uid, rank or PE count.  ``-m module``
 runs a module instead of a script, as ``python -m`` does.
 
+``oshrun``, ``shmemrun`` and ``aclshmemrun`` (console scripts of shmem-core,
+:func:`oshrun_main`) are this launcher for any program: ``oshrun -np N prog [args...]``
+starts the executable ``prog`` itself (a C OpenSHMEM program, whose ``shmem_init()``
+reads the same environment, or ``python3 script.py``), with the same options.  ``-np``
+is accepted for ``-n`` by both.  The C library installs a C launcher of the same names
+and options for machines without Python; on several nodes it hands the job to this one.
+
 * Every line a PE prints is prefixed with ``[PE i]`` (``--no-prefix`` turns it off);
   stdout stays stdout and stderr stays stderr.
 * SIGINT and SIGTERM are passed on to every PE.
@@ -54,7 +61,7 @@ import time
 
 from . import _bootstrap, _sizes
 
-__all__ = ["main", "launch", "LaunchError"]
+__all__ = ["main", "oshrun_main", "launch", "LaunchError"]
 
 
 class LaunchError(RuntimeError):
@@ -80,13 +87,17 @@ def _host(text):
     return host
 
 
-def _parse_args(argv):
+def _parse_args(argv, prog="python -m shmem.run", any_program=False):
+    """The parsed command line of ``prog``: ``python -m shmem.run`` (the program is a Python
+    script) or, with ``any_program``, ``oshrun`` (the program is any executable)."""
+    what = "any program: an executable such as a C OpenSHMEM program, or python3 script.py" if any_program \
+        else "a Python script"
     parser = argparse.ArgumentParser(
-        prog="python -m shmem.run",
+        prog=prog,
         description="Run N processing elements (PEs) of a SHMEM program on this machine, or N on each "
-                    "of several nodes (--nnodes, one launcher per node).",
+                    f"of several nodes (--nnodes, one launcher per node). The program is {what}.",
     )
-    parser.add_argument("-n", "--npes", "--nproc", "--nproc-per-node", dest="npes", type=int, required=True,
+    parser.add_argument("-n", "-np", "--npes", "--nproc", "--nproc-per-node", dest="npes", type=int, required=True,
                         help="number of PEs to start (on this node)")
     parser.add_argument("--mem-size", default=None,
                         help="default symmetric heap size of init() when the program passes none "
@@ -112,7 +123,8 @@ def _parse_args(argv):
     multi.add_argument("--join-timeout", type=float, default=None,
                        help="seconds the nodes have to join (to fetch the unique ID from node 0) before "
                             "the launchers give up (default: SHMEM_UID_EXCHANGE_TIMEOUT, or 120)")
-    parser.add_argument("program", nargs="?", help="the Python script every PE runs")
+    parser.add_argument("program", nargs="?", help="the executable every PE runs" if any_program
+                        else "the Python script every PE runs")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the program")
     ns = parser.parse_args(argv)
     if ns.npes < 1:
@@ -132,7 +144,7 @@ def _parse_args(argv):
         if not os.environ.get(_bootstrap.ENV_JOB_SECRET):
             parser.error(_NO_SECRET)
     if ns.module is None and ns.program is None:
-        parser.error("name a program (prog.py) or a module (-m module)")
+        parser.error(f"name a program ({'prog' if any_program else 'prog.py'}) or a module (-m module)")
     if ns.module is not None and ns.program is not None:
         ns.args = [ns.program] + ns.args
         ns.program = None
@@ -203,16 +215,16 @@ def _signal_group(proc, sig):
         pass
 
 
-def _note(err, lock, text):
+def _note(err, lock, text, name="shmem.run"):
     with lock:
         try:
-            err.write(f"shmem.run: {text}\n".encode())
+            err.write(f"{name}: {text}\n".encode())
             err.flush()
         except (OSError, ValueError):
             pass
 
 
-def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock):
+def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock, name):
     """Node 0: makes the unique ID (PE 0 on the master address) and serves it to the other
     nodes' launchers.  Returns (uid bytes, server)."""
     from . import _pyshmem
@@ -224,7 +236,7 @@ def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err
             "that host's address the other nodes reach it at")
     session, note = _bootstrap.uid_address(master_addr, multi_node=True, what="--master-addr")
     if note:
-        _note(err, lock, "note: " + note)
+        _note(err, lock, "note: " + note, name)
     uid = _bootstrap.make_uid_at(_pyshmem.aclshmem_get_unique_id, session)
     try:
         server = _bootstrap.SecretUidServer(
@@ -257,8 +269,9 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
            env: Optional[Mapping[str, str]] = None, stdout: Optional[BinaryIO] = None,
            stderr: Optional[BinaryIO] = None, nnodes: int = 1, node_rank: int = 0,
            master_addr: Optional[str] = None, master_port: Optional[int] = None,
-           join_timeout: Optional[float] = None) -> int:
+           join_timeout: Optional[float] = None, name: str = "shmem.run") -> int:
     """Runs ``command`` (a list) as ``npes`` PEs; returns the job's exit status.
+    ``name`` starts the launcher's own lines on standard error.
 
     With ``nnodes`` > 1 this is node ``node_rank`` of the job: it runs global PEs
     node_rank*npes .. node_rank*npes+npes-1 of nnodes*npes, and gets the unique ID from
@@ -285,7 +298,8 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
             except _bootstrap.BootstrapError as exc:
                 raise LaunchError(str(exc)) from None
         if node_rank == 0:
-            uid, server = _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock)
+            uid, server = _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err, lock,
+                                     name)
             join_deadline = time.monotonic() + join_timeout
         else:
             uid = _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_timeout)
@@ -299,14 +313,14 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
     try:
         return _run_pes(npes, command, uid, base_env, node_rank * npes, nnodes * npes, mem_size, timeout,
                         kill_grace, prefix, out, err, lock, server, join_deadline, join_timeout,
-                        None if server is None else _address_text(master_addr, master_port))
+                        None if server is None else _address_text(master_addr, master_port), name)
     finally:
         if server is not None:
             server.close()
 
 
 def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, kill_grace, prefix, out, err,
-             lock, server, join_deadline, join_timeout, join_where):
+             lock, server, join_deadline, join_timeout, join_where, name):
     base_env.setdefault("PYTHONUNBUFFERED", "1")
     base_env[_bootstrap.ENV_UID] = uid.hex()
     base_env[_bootstrap.ENV_NPES] = str(total)
@@ -364,7 +378,7 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
                 refused = list(server.refused)
                 for where, node in refused[refusals_told:3]:
                     _note(err, lock, f"refused a launcher at {where} that asked to join as node {node}: it "
-                                     f"does not hold this job's {_bootstrap.ENV_JOB_SECRET}")
+                                     f"does not hold this job's {_bootstrap.ENV_JOB_SECRET}", name)
                 refusals_told = max(refusals_told, min(len(refused), 3))
                 if server.all_served.is_set():
                     server.close()  # every node has the unique ID: free the master port
@@ -380,20 +394,16 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
                                 "closed to make room: is the port flooded?)")
                     _note(err, lock, f"node(s) {', '.join(missing)} did not join within {join_timeout:g} s: "
                                      f"they fetch the unique ID from this launcher on "
-                                     f"{join_where}{why}; stopping the job")
+                                     f"{join_where}{why}; stopping the job", name)
                     first_failure = (-1, 1)
             if stopping_since is None and (first_failure is not None or received
                                            or (deadline is not None and now > deadline)):
                 if first_failure is None and not received:
-                    with lock:
-                        err.write(f"shmem.run: timeout after {timeout:g} s, stopping the job\n".encode())
-                        err.flush()
+                    _note(err, lock, f"timeout after {timeout:g} s, stopping the job", name)
                     first_failure = (-1, 124)
                 elif first_failure is not None and first_failure[0] >= 0 and not received:
-                    with lock:
-                        err.write(f"shmem.run: PE {first_failure[0]} exited with status "
-                                  f"{first_failure[1]}; stopping the other PEs\n".encode())
-                        err.flush()
+                    _note(err, lock, f"PE {first_failure[0]} exited with status {first_failure[1]}; stopping "
+                                     "the other PEs", name)
                 stopping_since = now
                 if not received:  # (a received signal was passed on already)
                     for p in running:
@@ -418,23 +428,41 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
             signal.signal(s, h)
 
 
+def _launch_parsed(ns, command, name):
+    try:
+        return launch(ns.npes, command, mem_size=ns.mem_size, timeout=ns.timeout,
+                      kill_grace=ns.kill_grace, prefix=not ns.no_prefix, nnodes=ns.nnodes,
+                      node_rank=ns.node_rank, master_addr=ns.master_addr, master_port=ns.master_port,
+                      join_timeout=ns.join_timeout, name=name)
+    except (OSError, RuntimeError, ValueError) as exc:
+        sys.stderr.write(f"{name}: {exc}\n")
+        return 1
+    except KeyboardInterrupt:  # while waiting for node 0, before any PE started
+        sys.stderr.write(f"{name}: interrupted\n")
+        return 128 + signal.SIGINT
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m shmem.run``: every PE runs a Python script (or ``-m module``) with this Python."""
     ns = _parse_args(sys.argv[1:] if argv is None else argv)
     if ns.module is not None:
         command = [sys.executable, "-m", ns.module] + ns.args
     else:
         command = [sys.executable, ns.program] + ns.args
-    try:
-        return launch(ns.npes, command, mem_size=ns.mem_size, timeout=ns.timeout,
-                      kill_grace=ns.kill_grace, prefix=not ns.no_prefix, nnodes=ns.nnodes,
-                      node_rank=ns.node_rank, master_addr=ns.master_addr, master_port=ns.master_port,
-                      join_timeout=ns.join_timeout)
-    except (OSError, RuntimeError, ValueError) as exc:
-        sys.stderr.write(f"shmem.run: {exc}\n")
-        return 1
-    except KeyboardInterrupt:  # while waiting for node 0, before any PE started
-        sys.stderr.write("shmem.run: interrupted\n")
-        return 128 + signal.SIGINT
+    return _launch_parsed(ns, command, "shmem.run")
+
+
+def oshrun_main(argv: Optional[List[str]] = None, prog: Optional[str] = None) -> int:
+    """``oshrun -np N prog [args...]`` (also ``shmemrun`` and ``aclshmemrun``): every PE runs
+    the executable ``prog`` as it is (``-m module`` still runs a module with this Python).
+    ``prog`` names the launcher in its messages (default: how it was called)."""
+    name = prog or os.path.basename(sys.argv[0]) or "oshrun"
+    ns = _parse_args(sys.argv[1:] if argv is None else argv, prog=name, any_program=True)
+    if ns.module is not None:
+        command = [sys.executable, "-m", ns.module] + ns.args
+    else:
+        command = [ns.program] + ns.args
+    return _launch_parsed(ns, command, name)
 
 
 if __name__ == "__main__":
