@@ -2,11 +2,18 @@
 
 ``meson setup --prefix=<tmp> -Dwheel=false`` + ``meson install`` of packages/shmem-native
 must install only the library (with its soname links), the headers, the pkg-config
-file and, when pkg-config finds UCX (``-Ducx=auto``), the UCX plug-in beside the library.  Then a C program builds against it with pkg-config and runs 2 PEs, and shmem-core,
-from this checkout and with the ``shmem_native`` package hidden, loads the library from
-that prefix through the system loader (``LD_LIBRARY_PATH``) and runs a 2-PE job.
+file, the OpenSHMEM tools (the compiler wrapper aclshmemcc and the launcher aclshmemrun,
+also as oshcc, oshrun, shmemcc, shmemrun, ...) and, when pkg-config finds UCX
+(``-Ducx=auto``), the UCX plug-in beside the library.  Then a C program builds against it
+with pkg-config and runs 2 PEs; an OpenSHMEM program builds with the installed oshcc and
+runs on 4 PEs under the installed oshrun, with no variable set (the rpath finds the
+library); and shmem-core, from this checkout and with the ``shmem_native`` package hidden,
+loads the library from that prefix through the system loader (``LD_LIBRARY_PATH``) and
+runs a 2-PE job.  With another OpenSHMEM's oshcc on the PATH, only the aclshmem* names
+are installed.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -36,7 +43,7 @@ def prefix(tmp_path_factory):
     top = tmp_path_factory.mktemp("distro")
     build, prefix = str(top / "build"), str(top / "usr")
     run(["meson", "setup", build, NATIVE, f"--prefix={prefix}", "--buildtype=release",
-         "-Dwheel=false", "-Dtests=false", "-Dexamples=false"], timeout=300)
+         "-Dwheel=false", "-Dtests=false", "-Dexamples=false", "-Dopenshmem_names=enabled"], timeout=300)
     run(["meson", "compile", "-C", build], timeout=600)
     run(["meson", "install", "-C", build, "--quiet"], timeout=300)
     return prefix
@@ -63,21 +70,33 @@ def _libdir(prefix):
     raise AssertionError(f"no libaclshmem.so under {prefix}: {_files(prefix)}")
 
 
-def test_installs_only_the_library_headers_and_pkgconfig_file(prefix):
+# The OpenSHMEM tools: (file, what it is a link to, or None).
+TOOLS = [("aclshmemcc", None), ("aclshmemrun", None), ("aclshmemc++", "aclshmemcc")] + [
+    (name, "aclshmemcc") for name in ("oshcc", "oshc++", "oshCC", "shmemcc", "shmemc++", "shmemCC")] + [
+    (name, "aclshmemrun") for name in ("oshrun", "shmemrun")]
+
+
+def test_installs_only_the_library_headers_pkgconfig_file_and_tools(prefix):
     libdir = os.path.relpath(_libdir(prefix), prefix)
     assert libdir == "lib" or libdir.startswith("lib"), libdir
     version = _version()
     headers = sorted(os.listdir(os.path.join(NATIVE, "include", "aclshmem")))
+    top_headers = sorted(h for h in os.listdir(os.path.join(NATIVE, "include")) if h.endswith(".h"))
     expected = sorted(
-        [f"include/aclshmem.h"] + [f"include/aclshmem/{h}" for h in headers if h.endswith(".h")]
+        [f"include/{h}" for h in top_headers] + [f"include/aclshmem/{h}" for h in headers if h.endswith(".h")]
         + [f"{libdir}/libaclshmem.so.{version}", f"{libdir}/pkgconfig/aclshmem.pc"])
     if _ucx_found():
         expected.append(f"{libdir}/libaclshmem_ucx.so")
     links = [f"{libdir}/libaclshmem.so", f"{libdir}/libaclshmem.so.1"]
-    assert _files(prefix) == sorted(expected + links)
+    tools = [f"bin/{name}" for name, _ in TOOLS]
+    assert _files(prefix) == sorted(expected + links + tools)
     # The two links: the soname and the development link.
     assert os.readlink(os.path.join(prefix, links[1])) == f"libaclshmem.so.{version}"
     assert os.readlink(os.path.join(prefix, links[0])) == "libaclshmem.so.1"
+    for name, target in TOOLS:
+        path = os.path.join(prefix, "bin", name)
+        assert os.access(path, os.X_OK), path
+        assert (os.readlink(path) if os.path.islink(path) else None) == target, path
     for rel in _files(prefix):
         assert not rel.endswith((".py", ".pyc")), f"a Python file was installed: {rel}"
 
@@ -114,6 +133,68 @@ def test_a_c_program_builds_with_pkgconfig_and_runs(prefix, tmp_path):
         "PE 0: the 4 blocks of PE 1 wrote 100 101 102 103",
         "PE 1: the 4 blocks of PE 0 wrote 0 1 2 3",
     ]
+
+
+OSH_PROGRAM = textwrap.dedent("""\
+    #include <shmem.h>
+    #include <stdio.h>
+
+    int main(void)
+    {
+        shmem_init();
+        int me = shmem_my_pe(), n = shmem_n_pes();
+        long *box = shmem_malloc(sizeof *box);
+        long mine = 10 * me;
+        shmem_barrier_all();
+        shmem_putmem(box, &mine, sizeof mine, (me + 1) % n);
+        shmem_barrier_all();
+        printf("PE %d of %d got %ld\\n", me, n, *box);
+        shmem_free(box);
+        shmem_finalize();
+        return 0;
+    }
+""")
+
+
+def test_an_openshmem_program_builds_with_the_installed_oshcc_and_runs_with_its_oshrun(prefix, tmp_path):
+    """A C-only user: the installed tools, no variable set, no Python in the job."""
+    source = tmp_path / "ring.c"
+    source.write_text(OSH_PROGRAM)
+    exe = str(tmp_path / "ring")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_LIBRARY_PATH", "PKG_CONFIG_PATH", "CC", "SHMEM_CC", "ACLSHMEM_LIBRARY")}
+    shown = subprocess.run([os.path.join(prefix, "bin", "oshcc"), "-showme", str(source)], env=env,
+                           capture_output=True, text=True, timeout=60).stdout.split()
+    assert f"-I{prefix}/include" in shown and f"-L{_libdir(prefix)}" in shown, shown
+    assert f"-Wl,-rpath,{_libdir(prefix)}" in shown, shown
+    built = subprocess.run([os.path.join(prefix, "bin", "oshcc"), "-Wall", str(source), "-o", exe], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+    job = subprocess.run([os.path.join(prefix, "bin", "oshrun"), "-np", "4", exe], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert job.returncode == 0, job.stdout + job.stderr
+    assert sorted(job.stdout.splitlines()) == [f"[PE {pe}] PE {pe} of 4 got {10 * ((pe + 3) % 4)}"
+                                               for pe in range(4)]
+    alone = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+    assert alone.stdout == "PE 0 of 1 got 0\n", alone.stderr
+
+
+def test_another_openshmem_on_the_path_keeps_its_names(tmp_path):
+    """Open MPI's oshcc on the PATH (here a stand-in that answers as Open MPI's does): the
+    default openshmem_names=auto installs only aclshmemcc, aclshmemc++ and aclshmemrun,
+    and says so."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "oshcc").write_text('#!/bin/sh\necho "oshcc: Open MPI 4.1.4 (Language: C)"\n')
+    (fake / "oshcc").chmod(0o755)
+    build = str(tmp_path / "build")
+    env = {"PATH": os.pathsep.join([str(fake), os.environ["PATH"]])}
+    setup = run(["meson", "setup", build, NATIVE, f"--prefix={tmp_path / 'usr'}", "-Dwheel=false", "-Dtests=false",
+                 "-Dexamples=false"], env=env, timeout=300)
+    assert f"another OpenSHMEM owns {fake / 'oshcc'}" in setup.stdout, setup.stdout
+    installed = json.loads(run(["meson", "introspect", build, "--installed"]).stdout)
+    names = sorted(os.path.basename(p) for p in installed.values() if os.sep + "bin" + os.sep in p)
+    assert names == ["aclshmemc++", "aclshmemcc", "aclshmemrun"], names
 
 
 JOB = textwrap.dedent("""
