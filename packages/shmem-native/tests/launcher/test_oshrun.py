@@ -147,6 +147,17 @@ class Launcher(Tools):
                              [f"[PE {pe}] ring {pe} of {n} got {(pe - 1) % n}" for pe in range(n)])
             self.assertEqual(sorted(r.stderr.splitlines()), [f"[PE {pe}] stderr {pe}" for pe in range(n)])
 
+    def test_the_readmes_example(self):
+        """README: oshcc examples/openshmem/ring.c -o ring && oshrun -np 4 ./ring"""
+        exe = os.path.join(self.tmp, "ring")
+        built = run([self.oshcc, os.path.join(ARGS.repo, "examples", "openshmem", "ring.c"), "-o", exe])
+        self.assertEqual(built.returncode, 0, built.stderr)
+        r = self.launch(["-np", "4", exe])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(sorted(r.stdout.splitlines()),
+                         [f"[PE {pe}] PE {pe} of 4: PE {(pe - 1) % 4} sent me {(pe - 1) % 4}" for pe in range(4)])
+        self.assertEqual(run([exe]).stdout, "PE 0 of 1: PE 0 sent me 0\n")
+
     def test_no_prefix_and_wide_pe_numbers(self):
         r = self.launch(["-n", "2", "--no-prefix", self.prog, "ring"])
         self.assertEqual(sorted(r.stdout.splitlines()), ["ring 0 of 2 got 1", "ring 1 of 2 got 0"])
