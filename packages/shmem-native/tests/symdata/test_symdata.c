@@ -126,6 +126,21 @@ static uintptr_t stat_start_brk(void)
     return p ? (uintptr_t)strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* The end of a case's job: a barrier, so that no peer still writes here, and finalize. */
+static int end_job(void)
+{
+    aclshmem_barrier_all();
+    EXPECT_EQ(aclshmem_finalize(), 0);
+    return 0;
+}
+
+/* What a PE sends: element i is base + i (base differs on every PE). */
+static void fill_words(int64_t *words, size_t len, int64_t base)
+{
+    for (size_t i = 0; i < len; i++)
+        words[i] = base + (int64_t)i;
+}
+
 static void expect_initial_data(void)
 {
     static const int64_t table[8] = {1, 2, 3, 5, 8, 13, 21, 34};
@@ -157,9 +172,7 @@ static int t_contents_kept(int me, int n)
     EXPECT(in_data_memfd(&bss_big[BIG_LEN - 1]));
     long long held = data_memfd_bytes();
     EXPECT(held >= 0 && held < (long long)sizeof(bss_big) / 2);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* put/get (untyped, typed, sized), p/g and strided puts between PEs' globals and statics. */
@@ -168,8 +181,7 @@ static int t_rma(int me, int n)
     ASSERT_EQ(init_job(1), 0);
     int next = (me + 1) % n, prev = (me + n - 1) % n;
     int64_t mine[INBOX_LEN];
-    for (int i = 0; i < INBOX_LEN; i++)
-        mine[i] = me * 1000 + i;
+    fill_words(mine, INBOX_LEN, me * 1000);
     static_data[1] = 100 + me;
     aclshmem_barrier_all();
     aclshmem_int64_put(bss_inbox, mine, INBOX_LEN, next);
@@ -194,9 +206,7 @@ static int t_rma(int me, int n)
     aclshmem_int64_p(&bss_big[BIG_LEN - 1], -me - 1, next);
     aclshmem_barrier_all();
     EXPECT_EQ(bss_big[BIG_LEN - 1], -prev - 1);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* AMOs on static words: every PE adds to PE 0's counter; compare_swap elects one winner. */
@@ -214,9 +224,7 @@ static int t_amo(int me, int n)
     EXPECT(winner >= 100 && winner < 100 + n);
     EXPECT_EQ(old == 0, winner == 100 + me);
     EXPECT_EQ(aclshmem_int64_atomic_fetch_add(&amo_counter, 0, 0), (int64_t)10 * n * (n + 1) / 2);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* put-with-signal into a global and signal_wait_until on a static word; wait_until on a
@@ -226,8 +234,7 @@ static int t_signal_wait(int me, int n)
     ASSERT_EQ(init_job(1), 0);
     int next = (me + 1) % n, prev = (me + n - 1) % n;
     int64_t mine[INBOX_LEN];
-    for (int i = 0; i < INBOX_LEN; i++)
-        mine[i] = me * 7 + i;
+    fill_words(mine, INBOX_LEN, me * 7);
     aclshmem_barrier_all();
     aclshmemx_putmem_signal(bss_inbox, mine, sizeof mine, &sig_word, me + 1, ACLSHMEM_SIGNAL_SET, next);
     EXPECT_EQ(aclshmem_signal_wait_until(&sig_word, ACLSHMEM_CMP_EQ, prev + 1), prev + 1);
@@ -238,9 +245,7 @@ static int t_signal_wait(int me, int n)
             aclshmem_int32_p(&ready_flag, 1, pe);
     aclshmem_int32_wait_until(&ready_flag, ACLSHMEM_CMP_EQ, 1);
     EXPECT_EQ(ready_flag, 1);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* A same-node peer's globals are reachable by load and store (aclshmem_ptr), at a mapping
@@ -258,9 +263,7 @@ static int t_ptr(int me, int n)
     __atomic_store_n(&peer[0], 500 + me, __ATOMIC_RELEASE);
     aclshmem_barrier_all();
     EXPECT_EQ(data_table[0], 500 + prev);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* finalize puts private pages back holding what the job wrote; the program keeps using its
@@ -331,9 +334,7 @@ static int t_fork_child(int me, int n)
     EXPECT_EQ(fork_probe, 5);
     aclshmem_barrier_all();
     EXPECT_EQ(aclshmem_int64_g(&fork_probe, (me + 1) % n), 5);
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* Without the option (aclshmemx_init_attr, Python) globals stay private: not a target. */
@@ -344,9 +345,7 @@ static int t_not_shared_without_option(int me, int n)
     int64_t v = me;
     EXPECT_REJECTED(aclshmem_int64_put(bss_inbox, &v, 1, (me + 1) % n), "not inside a symmetric");
     EXPECT_NULL(aclshmem_ptr(data_table, (me + 1) % n));
-    aclshmem_barrier_all();
-    EXPECT_EQ(aclshmem_finalize(), 0);
-    return 0;
+    return end_job();
 }
 
 /* One PE does not ask to share its data: every PE fails init, naming PE 0 and that PE. */
