@@ -83,6 +83,12 @@ def test_python_m_shmem_run_takes_np_too(tmp_path):
     assert sorted(r.stdout.splitlines()) == ["[PE 0] who 0", "[PE 1] who 1"]
 
 
+def test_version_names_the_library():
+    # meson's -Dopenshmem_names=auto tells this library's oshrun from another's by it.
+    r = oshrun(["--version"])
+    assert r.returncode == 0 and "aclshmem" in r.stdout and r.stdout.startswith("oshrun ("), r.stdout + r.stderr
+
+
 def test_the_console_scripts_are_declared():
     with open(PYPROJECT, encoding="utf-8") as f:
         text = f.read()

@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 
-from . import _bootstrap, _sizes
+from . import __version__, _bootstrap, _sizes
 
 __all__ = ["main", "oshrun_main", "launch", "LaunchError"]
 
@@ -108,6 +108,8 @@ def _parse_args(argv, prog="python -m shmem.run", any_program=False):
                         help="seconds between SIGTERM and SIGKILL when stopping PEs (default 3)")
     parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines with [PE i]")
     parser.add_argument("-m", dest="module", default=None, help="run a module (like python -m)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (shmem-core {__version__}, "
+                        "the launcher of libaclshmem's jobs)")
     multi = parser.add_argument_group(
         "several nodes", "Start one launcher per node with the same --nnodes, -n, --master-addr, "
         "--master-port and SHMEM_JOB_SECRET (required, the same private value on every node). PEs are "
