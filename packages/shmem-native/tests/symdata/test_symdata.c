@@ -5,7 +5,8 @@
  * PEs, once init was asked to share them (shmemi_init_with_options, the internal entry the
  * OpenSHMEM shmem_init uses).  Also: the data keeps its contents through init, a large
  * untouched .bss costs no memory, the pages become private again at finalize (and a second
- * job places them again), a fork()ed child gets its own copy, init without the option
+ * job places them again; two instances share one placement until the last finalizes), a
+ * fork()ed child gets its own copy, init without the option
  * leaves globals alone (a put to one fails as "not symmetric"), and PEs whose data segments
  * differ (another executable, or no sharing) fail init on every PE naming them.  The brk
  * heap, which starts right after .bss when address-space randomisation is off (the
@@ -67,6 +68,19 @@ static int init_job(int share)
     aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
     int rc = harness_make_attr(harness_my_pe, harness_n_pes, &uid, &attr);
     shmemi_init_options_t opts = {.share_data_segment = share};
+    return rc ? rc : shmemi_init_with_options(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr, &opts);
+}
+
+/* Inits instance id with a fresh unique ID (PE 0 makes it), sharing the program's data. */
+static int init_instance(uint64_t id)
+{
+    aclshmemx_uniqueid_t uid;
+    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
+    int rc = harness_share_uid(&uid);
+    if (rc == 0)
+        rc = harness_make_attr(harness_my_pe, harness_n_pes, &uid, &attr);
+    attr.instance_id = id;
+    shmemi_init_options_t opts = {.share_data_segment = 1};
     return rc ? rc : shmemi_init_with_options(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr, &opts);
 }
 
@@ -318,6 +332,29 @@ static int t_brk_heap(int me, int n)
     return 0;
 }
 
+/* Two instances share one placement: each reaches the globals; the first to finalize leaves
+ * them shared for the other, the last gives the pages back. */
+static int t_two_instances(int me, int n)
+{
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    ASSERT_EQ(init_job(1), 0);
+    ASSERT_EQ(init_instance(3), 0);
+    ASSERT_EQ(aclshmemx_instance_ctx_set(3), 0);
+    aclshmem_barrier_all();
+    aclshmem_int64_p(&bss_inbox[0], 300 + me, next);
+    aclshmem_barrier_all();
+    EXPECT_EQ(bss_inbox[0], 300 + prev);
+    EXPECT_EQ(aclshmemx_finalize(3), 0);
+    EXPECT(in_data_memfd(bss_inbox));
+    ASSERT_EQ(aclshmemx_instance_ctx_set(0), 0);
+    aclshmem_int64_p(&bss_inbox[1], 400 + me, next);
+    aclshmem_barrier_all();
+    EXPECT(bss_inbox[0] == 300 + prev && bss_inbox[1] == 400 + prev);
+    end_job();
+    EXPECT(!in_data_memfd(bss_inbox));
+    return 0;
+}
+
 /* A child of fork() writes its globals without touching its parent's (or the peers'). */
 static int t_fork_child(int me, int n)
 {
@@ -413,6 +450,7 @@ static const harness_case cases[] = {
     {"after_finalize", t_after_finalize, {.no_init = 1}, {2, 0}},
     {"fork_child", t_fork_child, {.no_init = 1}, {2, 0}},
     {"brk_heap", t_brk_heap, {.no_init = 1}, {2, 0}},
+    {"two_instances", t_two_instances, {.no_init = 1}, {2, 0}},
     {"not_shared_without_option", t_not_shared_without_option, {.no_init = 1}, {2, 0}},
     {"option_mismatch", t_option_mismatch, {.no_init = 1}, {2, 0}},
     {"mismatch", t_mismatch, {.no_init = 1}, {2, 4, 0}},
