@@ -12,11 +12,12 @@
  * A call that cannot be carried out (an address that is not symmetric, a PE out of range,
  * a destroyed team or context, the library not initialised) does nothing, logs an error
  * naming the call and leaves its text in shmemx_get_last_error() (shmemx.h); functions
- * that return a status return nonzero.
+ * that return a status return nonzero, fetching ones 0.
  *
  * The typed families are declared once, as X-macro templates expanded over the type
  * tables below, so the list of types of each family is written in one place; the
- * compiler sees ordinary prototypes (gcc -E shows them).
+ * compiler sees ordinary prototypes (gcc -E shows them).  Collectives (broadcast,
+ * reductions, collect, alltoall) are not part of this version of the library.
  */
 #ifndef SHMEM_H
 #define SHMEM_H
@@ -30,8 +31,18 @@ extern "C" {
 
 #if defined(__GNUC__)
 #define SHMEMI_API __attribute__((visibility("default")))
+#define SHMEMI_DEPRECATED __attribute__((deprecated))
 #else
 #define SHMEMI_API
+#define SHMEMI_DEPRECATED
+#endif
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define SHMEMI_NORETURN [[noreturn]]
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define SHMEMI_NORETURN _Noreturn
+#else
+#define SHMEMI_NORETURN
 #endif
 
 /* ---- versions and constants ---------------------------------------------- */
@@ -41,39 +52,488 @@ extern "C" {
 #define SHMEM_MAX_NAME_LEN 256 /* bytes of shmem_info_get_name's text, the NUL included */
 #define SHMEM_VENDOR_STRING "libaclshmem (SHMEM for every Linux machine)"
 
+#define SHMEM_THREAD_SINGLE 0     /* one thread of the PE calls OpenSHMEM */
+#define SHMEM_THREAD_FUNNELED 1   /* only the thread that called shmem_init_thread */
+#define SHMEM_THREAD_SERIALIZED 2 /* any thread, one at a time */
+#define SHMEM_THREAD_MULTIPLE 3   /* any thread, any time: what shmem_init_thread provides */
+
+#define SHMEM_CMP_EQ 0 /* equal */
+#define SHMEM_CMP_NE 1 /* not equal */
+#define SHMEM_CMP_GT 2 /* greater than */
+#define SHMEM_CMP_GE 3 /* greater than or equal */
+#define SHMEM_CMP_LT 4 /* less than */
+#define SHMEM_CMP_LE 5 /* less than or equal */
+
+#define SHMEM_SIGNAL_SET 0 /* the signal word becomes the signal value */
+#define SHMEM_SIGNAL_ADD 1 /* the signal value is added to the signal word */
+
+#define SHMEM_CTX_PRIVATE (1L << 0)    /* only the creating thread uses the context */
+#define SHMEM_CTX_SERIALIZED (1L << 1) /* threads use the context one at a time */
+#define SHMEM_CTX_NOSTORE (1L << 2)    /* quiet and fence need not order stores */
+
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0) /* config_mask bit of shmem_team_config_t.num_contexts */
+
+#define SHMEM_MALLOC_ATOMICS_REMOTE (1L << 0) /* the block is used by remote atomics */
+#define SHMEM_MALLOC_SIGNAL_REMOTE (1L << 1)  /* the block holds signal words */
+
+/* The pSync arrays of the deprecated active-set shmem_barrier and shmem_sync: that many
+ * longs, each SHMEM_SYNC_VALUE before the first call (and after every call). */
+#define SHMEM_BARRIER_SYNC_SIZE 16
+#define SHMEM_SYNC_VALUE 0L
+
+/* Spellings that OpenSHMEM 1.3 deprecated, for older programs. */
+#define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
+#define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
+#define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN
+#define _SHMEM_VENDOR_STRING SHMEM_VENDOR_STRING
+#define _SHMEM_CMP_EQ SHMEM_CMP_EQ
+#define _SHMEM_CMP_NE SHMEM_CMP_NE
+#define _SHMEM_CMP_GT SHMEM_CMP_GT
+#define _SHMEM_CMP_GE SHMEM_CMP_GE
+#define _SHMEM_CMP_LT SHMEM_CMP_LT
+#define _SHMEM_CMP_LE SHMEM_CMP_LE
+#define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+
+/* ---- teams and contexts ------------------------------------------------------- */
+/* A team: an ordered set of PEs (numbered from 0 within the team).  A handle that is
+ * destroyed stays recognisable: using it is an error, never another team. */
+typedef struct shmemi_team_handle *shmem_team_t;
+/* A communication context: a stream of operations with its own fence and quiet, on a team
+ * (PE numbers of its operations are numbers in that team). */
+typedef struct shmemi_ctx_handle *shmem_ctx_t;
+
+/* What a team split may be asked for (the members the config_mask selects). */
+typedef struct {
+    int num_contexts; /* contexts the program means to create from the team at once */
+} shmem_team_config_t;
+
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)   /* no team: what non-members of a split get */
+#define SHMEM_TEAM_WORLD ((shmem_team_t)1)     /* every PE of the job */
+#define SHMEM_TEAM_SHARED ((shmem_team_t)0xFFF) /* the PEs whose memory this PE can load and store */
+#define SHMEM_CTX_INVALID ((shmem_ctx_t)0)     /* no context */
+#define SHMEM_CTX_DEFAULT ((shmem_ctx_t)1)     /* the context of the calls without a ctx argument */
+
+/* ---- type tables of the generated families --------------------------------- */
+/* X(NAME, TYPE): the standard RMA types (put, get, p, g, iput, iget, nbi, put_signal). */
+#define SHMEMI_TYPES_RMA(X)                                                                    \
+    X(float, float) X(double, double) X(longdouble, long double) X(char, char)                 \
+    X(schar, signed char) X(short, short) X(int, int) X(long, long) X(longlong, long long)     \
+    X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)                    \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int8, int8_t)                   \
+    X(int16, int16_t) X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t)                    \
+    X(uint16, uint16_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)                \
+    X(ptrdiff, ptrdiff_t)
+
+/* X(BITS): the element widths of the sized RMA families. */
+#define SHMEMI_SIZES_RMA(X) X(8) X(16) X(32) X(64) X(128)
+
+/* X(NAME, TYPE): the standard AMO types (every AMO but the bitwise ones). */
+#define SHMEMI_TYPES_AMO(X)                                                                    \
+    X(int, int) X(long, long) X(longlong, long long) X(uint, unsigned int)                     \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int32, int32_t)                 \
+    X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)                  \
+    X(ptrdiff, ptrdiff_t)
+
+/* X(NAME, TYPE): the types the extended AMOs (fetch, set, swap) add to SHMEMI_TYPES_AMO. */
+#define SHMEMI_TYPES_AMO_FLOAT(X) X(float, float) X(double, double)
+
+/* X(NAME, TYPE): the bitwise AMO types (and, or, xor). */
+#define SHMEMI_TYPES_AMO_BITWISE(X)                                                            \
+    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)             \
+    X(int32, int32_t) X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t)
+
+/* X(NAME, TYPE): the point-to-point synchronization types (wait_until, test); short and
+ * ushort are the ones 1.5 deprecated. */
+#define SHMEMI_TYPES_P2P(X)                                                                    \
+    X(short, short) X(int, int) X(long, long) X(longlong, long long) X(ushort, unsigned short) \
+    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)             \
+    X(int32, int32_t) X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t)                \
+    X(size, size_t) X(ptrdiff, ptrdiff_t)
+
 /* ---- library setup, exit and query --------------------------------------- */
 /** Collective: joins the job the launcher started (SHMEM_RUN_UID, SHMEM_RUN_PE,
  *  SHMEM_RUN_NPES; heap size SHMEM_SYMMETRIC_SIZE) or, without a launcher, makes a job of
  *  one PE.  A failure is fatal: the message is printed and the process exits with 1. */
 SHMEMI_API void shmem_init(void);
-/** Collective: completes every operation, waits for every PE and releases the library. */
+/** shmem_init that reports a failure instead: 0 and *provided = SHMEM_THREAD_MULTIPLE
+ *  (every thread level is supported, whatever was requested), or nonzero with the reason
+ *  in shmemx_get_last_error(). */
+SHMEMI_API int shmem_init_thread(int requested, int *provided);
+/** The thread level of the library: SHMEM_THREAD_MULTIPLE once initialised. */
+SHMEMI_API void shmem_query_thread(int *provided);
+/** Collective: completes every operation, waits for every PE and releases the library;
+ *  contexts and teams still alive are destroyed with it. */
 SHMEMI_API void shmem_finalize(void);
 /** This PE's number in SHMEM_TEAM_WORLD; -1 before shmem_init. */
 SHMEMI_API int shmem_my_pe(void);
 /** The number of PEs of SHMEM_TEAM_WORLD; -1 before shmem_init. */
 SHMEMI_API int shmem_n_pes(void);
+/** 1 when pe is a PE of the job (every PE is reachable), else 0. */
+SHMEMI_API int shmem_pe_accessible(int pe);
+/** 1 when addr is a symmetric address (the symmetric heap, or a global or static variable
+ *  of the program) that pe can reach, else 0. */
+SHMEMI_API int shmem_addr_accessible(const void *addr, int pe);
+/** A load/store address of dest's twin on pe (a PE of this node), or NULL (another node,
+ *  or dest not symmetric). */
+SHMEMI_API void *shmem_ptr(const void *dest, int pe);
+/** shmem_ptr with pe numbered in team. */
+SHMEMI_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 /** The specification's version: 1.5. */
 SHMEMI_API void shmem_info_get_version(int *major, int *minor);
 /** Copies SHMEM_VENDOR_STRING (at most SHMEM_MAX_NAME_LEN bytes with the NUL) to name. */
 SHMEMI_API void shmem_info_get_name(char *name);
+/** Ends every PE of the job with status (the first caller's). */
+SHMEMI_API SHMEMI_NORETURN void shmem_global_exit(int status);
+/** The profiling control of the specification; the library keeps no profile, so it does
+ *  nothing. */
+SHMEMI_API void shmem_pcontrol(int level, ...);
 
 /* ---- memory management ------------------------------------------------------ */
 /* Collective: every PE makes the same call.  NULL, with an error, when the heap has no
- * room or the PEs asked for different things (then nothing was allocated anywhere). */
+ * room or the PEs asked for different things (then nothing was allocated anywhere); size
+ * 0 gives NULL without an error.  hints (SHMEM_MALLOC_*) change nothing: every block
+ * serves atomics and signals. */
 SHMEMI_API void *shmem_malloc(size_t size);
+SHMEMI_API void *shmem_calloc(size_t count, size_t size);
+SHMEMI_API void *shmem_align(size_t alignment, size_t size);
+SHMEMI_API void *shmem_malloc_with_hints(size_t size, long hints);
+/** Collective: a block of size bytes with ptr's first bytes (the smaller size); ptr NULL
+ *  is shmem_malloc, size 0 is shmem_free (NULL returned).  On failure ptr is unchanged. */
+SHMEMI_API void *shmem_realloc(void *ptr, size_t size);
 /** Collective: frees a block of shmem_malloc (NULL: nothing, on every PE). */
 SHMEMI_API void shmem_free(void *ptr);
 
-/* ---- remote memory access ------------------------------------------------------ */
-/* nelems bytes from source to dest on pe (put: dest symmetric) or back (get: source
- * symmetric); complete when they return. */
-SHMEMI_API void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
-SHMEMI_API void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
+/* ---- teams ------------------------------------------------------------------------ */
+/* This PE's number in team, and team's size; -1 for SHMEM_TEAM_INVALID or a destroyed team. */
+SHMEMI_API int shmem_team_my_pe(shmem_team_t team);
+SHMEMI_API int shmem_team_n_pes(shmem_team_t team);
+/** The members of config that config_mask selects (SHMEM_TEAM_NUM_CONTEXTS), as the team
+ *  was created with; 0, or nonzero for a bad team. */
+SHMEMI_API int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+/** src_pe of src_team as numbered in dest_team; -1 if it is not a member (or a team is bad). */
+SHMEMI_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+/** Collective over parent_team: PEs start, start + stride, ... (size of them) of the parent
+ *  form *new_team; the others get SHMEM_TEAM_INVALID.  0, or nonzero on every PE. */
+SHMEMI_API int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                                        const shmem_team_config_t *config, long config_mask,
+                                        shmem_team_t *new_team);
+/** Collective over parent_team: rows of xrange consecutive PEs (*xaxis_team) and the
+ *  columns across them (*yaxis_team).  0, or nonzero on every PE. */
+SHMEMI_API int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t *xaxis_config,
+                                   long xaxis_mask, shmem_team_t *xaxis_team,
+                                   const shmem_team_config_t *yaxis_config, long yaxis_mask,
+                                   shmem_team_t *yaxis_team);
+/** Collective over team: destroys it (SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED cannot be). */
+SHMEMI_API void shmem_team_destroy(shmem_team_t team);
 
-/* ---- barriers ------------------------------------------------------------------ */
+/* ---- contexts ---------------------------------------------------------------------- */
+/* A new context on SHMEM_TEAM_WORLD, or on team; options: SHMEM_CTX_PRIVATE,
+ * _SERIALIZED, _NOSTORE (or 0).  0 and *ctx, or nonzero with *ctx unchanged.  Completion
+ * is tracked per PE: a context's quiet also completes the other contexts' operations. */
+SHMEMI_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+SHMEMI_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+/** Completes ctx's operations and destroys it (SHMEM_CTX_INVALID: nothing). */
+SHMEMI_API void shmem_ctx_destroy(shmem_ctx_t ctx);
+/** The team of ctx: 0, or nonzero with *team = SHMEM_TEAM_INVALID for a bad context. */
+SHMEMI_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+
+/* ---- remote memory access ------------------------------------------------------ */
+/* put: nelems elements from source to the symmetric dest on pe; get: from the symmetric
+ * source on pe to dest; p and g: one element.  Complete when they return; the _nbi forms
+ * are complete after shmem_quiet (here they share the blocking path).  iput and iget move
+ * nelems elements dst / sst elements apart.  In the shmem_ctx_ forms pe is a PE of ctx's
+ * team. */
+#define SHMEMI_DECLARE_RMA_TYPED(NAME, TYPE)                                                   \
+    SHMEMI_API void shmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
+    SHMEMI_API void shmem_ctx_##NAME##_put(shmem_ctx_t ctx, TYPE *dest, const TYPE *source,    \
+                                           size_t nelems, int pe);                             \
+    SHMEMI_API void shmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe); \
+    SHMEMI_API void shmem_ctx_##NAME##_get(shmem_ctx_t ctx, TYPE *dest, const TYPE *source,    \
+                                           size_t nelems, int pe);                             \
+    SHMEMI_API void shmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
+                                           int pe);                                            \
+    SHMEMI_API void shmem_ctx_##NAME##_put_nbi(shmem_ctx_t ctx, TYPE *dest, const TYPE *source, \
+                                               size_t nelems, int pe);                         \
+    SHMEMI_API void shmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems,      \
+                                           int pe);                                            \
+    SHMEMI_API void shmem_ctx_##NAME##_get_nbi(shmem_ctx_t ctx, TYPE *dest, const TYPE *source, \
+                                               size_t nelems, int pe);                         \
+    SHMEMI_API void shmem_##NAME##_p(TYPE *dest, TYPE value, int pe);                          \
+    SHMEMI_API void shmem_ctx_##NAME##_p(shmem_ctx_t ctx, TYPE *dest, TYPE value, int pe);     \
+    SHMEMI_API TYPE shmem_##NAME##_g(const TYPE *source, int pe);                              \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_g(shmem_ctx_t ctx, const TYPE *source, int pe);         \
+    SHMEMI_API void shmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst,         \
+                                        ptrdiff_t sst, size_t nelems, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_iput(shmem_ctx_t ctx, TYPE *dest, const TYPE *source,   \
+                                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems,       \
+                                            int pe);                                           \
+    SHMEMI_API void shmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst,         \
+                                        ptrdiff_t sst, size_t nelems, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_iget(shmem_ctx_t ctx, TYPE *dest, const TYPE *source,   \
+                                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems,       \
+                                            int pe);
+SHMEMI_TYPES_RMA(SHMEMI_DECLARE_RMA_TYPED)
+
+/* The same with elements of BITS bits (nelems counts them). */
+#define SHMEMI_DECLARE_RMA_SIZED(BITS)                                                         \
+    SHMEMI_API void shmem_put##BITS(void *dest, const void *source, size_t nelems, int pe);    \
+    SHMEMI_API void shmem_ctx_put##BITS(shmem_ctx_t ctx, void *dest, const void *source,       \
+                                        size_t nelems, int pe);                                \
+    SHMEMI_API void shmem_get##BITS(void *dest, const void *source, size_t nelems, int pe);    \
+    SHMEMI_API void shmem_ctx_get##BITS(shmem_ctx_t ctx, void *dest, const void *source,       \
+                                        size_t nelems, int pe);                                \
+    SHMEMI_API void shmem_put##BITS##_nbi(void *dest, const void *source, size_t nelems,       \
+                                          int pe);                                             \
+    SHMEMI_API void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void *dest, const void *source, \
+                                              size_t nelems, int pe);                          \
+    SHMEMI_API void shmem_get##BITS##_nbi(void *dest, const void *source, size_t nelems,       \
+                                          int pe);                                             \
+    SHMEMI_API void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void *dest, const void *source, \
+                                              size_t nelems, int pe);                          \
+    SHMEMI_API void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst,            \
+                                     ptrdiff_t sst, size_t nelems, int pe);                    \
+    SHMEMI_API void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest, const void *source,      \
+                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe); \
+    SHMEMI_API void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst,            \
+                                     ptrdiff_t sst, size_t nelems, int pe);                    \
+    SHMEMI_API void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source,      \
+                                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);
+SHMEMI_SIZES_RMA(SHMEMI_DECLARE_RMA_SIZED)
+
+/* The same in bytes (nelems counts bytes). */
+SHMEMI_API void shmem_putmem(void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_getmem(void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe);
+SHMEMI_API void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe);
+
+/* ---- atomic memory operations ---------------------------------------------------- */
+/* dest is a symmetric object of this type on pe, naturally aligned.  Each AMO is atomic
+ * with respect to every other AMO on the same object (from any PE, thread or context).
+ * The fetching forms return the old value; their _nbi forms write it to fetch instead
+ * (complete when they return here).  inc, fetch_inc, add, fetch_add, compare_swap (if
+ * *dest == cond then *dest = value): the standard AMO types. */
+#define SHMEMI_DECLARE_AMO_STANDARD(NAME, TYPE)                                                \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe);                       \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch_inc(shmem_ctx_t ctx, TYPE *dest, int pe);  \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_inc_nbi(TYPE *fetch, TYPE *dest, int pe);      \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_inc_nbi(shmem_ctx_t ctx, TYPE *fetch,      \
+                                                            TYPE *dest, int pe);               \
+    SHMEMI_API void shmem_##NAME##_atomic_inc(TYPE *dest, int pe);                             \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_inc(shmem_ctx_t ctx, TYPE *dest, int pe);        \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe);           \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch_add(shmem_ctx_t ctx, TYPE *dest,           \
+                                                        TYPE value, int pe);                   \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_add_nbi(TYPE *fetch, TYPE *dest, TYPE value,   \
+                                                        int pe);                               \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_add_nbi(shmem_ctx_t ctx, TYPE *fetch,      \
+                                                            TYPE *dest, TYPE value, int pe);   \
+    SHMEMI_API void shmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_add(shmem_ctx_t ctx, TYPE *dest, TYPE value,     \
+                                                  int pe);                                     \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value,      \
+                                                       int pe);                                \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_compare_swap(shmem_ctx_t ctx, TYPE *dest,        \
+                                                           TYPE cond, TYPE value, int pe);     \
+    SHMEMI_API void shmem_##NAME##_atomic_compare_swap_nbi(TYPE *fetch, TYPE *dest, TYPE cond, \
+                                                           TYPE value, int pe);                \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_compare_swap_nbi(shmem_ctx_t ctx, TYPE *fetch,   \
+                                                               TYPE *dest, TYPE cond,          \
+                                                               TYPE value, int pe);
+SHMEMI_TYPES_AMO(SHMEMI_DECLARE_AMO_STANDARD)
+
+/* fetch (the value), set (*dest = value) and swap (*dest = value, the old value returned):
+ * the standard AMO types and float and double. */
+#define SHMEMI_DECLARE_AMO_EXTENDED(NAME, TYPE)                                                \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch(const TYPE *source, int pe);                   \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch(shmem_ctx_t ctx, const TYPE *source,       \
+                                                    int pe);                                   \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_nbi(TYPE *fetch, const TYPE *source, int pe);  \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_nbi(shmem_ctx_t ctx, TYPE *fetch,          \
+                                                        const TYPE *source, int pe);           \
+    SHMEMI_API void shmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_set(shmem_ctx_t ctx, TYPE *dest, TYPE value,     \
+                                                  int pe);                                     \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe);                \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_swap(shmem_ctx_t ctx, TYPE *dest, TYPE value,    \
+                                                   int pe);                                    \
+    SHMEMI_API void shmem_##NAME##_atomic_swap_nbi(TYPE *fetch, TYPE *dest, TYPE value,        \
+                                                   int pe);                                    \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_swap_nbi(shmem_ctx_t ctx, TYPE *fetch,           \
+                                                       TYPE *dest, TYPE value, int pe);
+SHMEMI_TYPES_AMO(SHMEMI_DECLARE_AMO_EXTENDED)
+SHMEMI_TYPES_AMO_FLOAT(SHMEMI_DECLARE_AMO_EXTENDED)
+
+/* and, or, xor (*dest = *dest OP value) and their fetching forms: the bitwise AMO types. */
+#define SHMEMI_DECLARE_AMO_BITWISE(NAME, TYPE)                                                 \
+    SHMEMI_API void shmem_##NAME##_atomic_and(TYPE *dest, TYPE value, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_and(shmem_ctx_t ctx, TYPE *dest, TYPE value,     \
+                                                  int pe);                                     \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch_and(TYPE *dest, TYPE value, int pe);           \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch_and(shmem_ctx_t ctx, TYPE *dest,           \
+                                                        TYPE value, int pe);                   \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_and_nbi(TYPE *fetch, TYPE *dest, TYPE value,   \
+                                                        int pe);                               \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_and_nbi(shmem_ctx_t ctx, TYPE *fetch,      \
+                                                            TYPE *dest, TYPE value, int pe);   \
+    SHMEMI_API void shmem_##NAME##_atomic_or(TYPE *dest, TYPE value, int pe);                  \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_or(shmem_ctx_t ctx, TYPE *dest, TYPE value,      \
+                                                 int pe);                                      \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch_or(TYPE *dest, TYPE value, int pe);            \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch_or(shmem_ctx_t ctx, TYPE *dest,            \
+                                                       TYPE value, int pe);                    \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_or_nbi(TYPE *fetch, TYPE *dest, TYPE value,    \
+                                                       int pe);                                \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_or_nbi(shmem_ctx_t ctx, TYPE *fetch,       \
+                                                           TYPE *dest, TYPE value, int pe);    \
+    SHMEMI_API void shmem_##NAME##_atomic_xor(TYPE *dest, TYPE value, int pe);                 \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_xor(shmem_ctx_t ctx, TYPE *dest, TYPE value,     \
+                                                  int pe);                                     \
+    SHMEMI_API TYPE shmem_##NAME##_atomic_fetch_xor(TYPE *dest, TYPE value, int pe);           \
+    SHMEMI_API TYPE shmem_ctx_##NAME##_atomic_fetch_xor(shmem_ctx_t ctx, TYPE *dest,           \
+                                                        TYPE value, int pe);                   \
+    SHMEMI_API void shmem_##NAME##_atomic_fetch_xor_nbi(TYPE *fetch, TYPE *dest, TYPE value,   \
+                                                        int pe);                               \
+    SHMEMI_API void shmem_ctx_##NAME##_atomic_fetch_xor_nbi(shmem_ctx_t ctx, TYPE *fetch,      \
+                                                            TYPE *dest, TYPE value, int pe);
+SHMEMI_TYPES_AMO_BITWISE(SHMEMI_DECLARE_AMO_BITWISE)
+
+/* ---- signals ------------------------------------------------------------------------ */
+/* Put with signal: nelems elements from source to dest on pe, then the 64-bit signal word
+ * sig_addr on pe is updated with signal (sig_op: SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD,
+ * atomically); a PE that sees the update also sees the data. */
+#define SHMEMI_DECLARE_SIGNAL_TYPED(NAME, TYPE)                                                \
+    SHMEMI_API void shmem_##NAME##_put_signal(TYPE *dest, const TYPE *source, size_t nelems,   \
+                                              uint64_t *sig_addr, uint64_t signal, int sig_op, \
+                                              int pe);                                         \
+    SHMEMI_API void shmem_ctx_##NAME##_put_signal(shmem_ctx_t ctx, TYPE *dest,                 \
+                                                  const TYPE *source, size_t nelems,           \
+                                                  uint64_t *sig_addr, uint64_t signal,         \
+                                                  int sig_op, int pe);                         \
+    SHMEMI_API void shmem_##NAME##_put_signal_nbi(TYPE *dest, const TYPE *source,              \
+                                                  size_t nelems, uint64_t *sig_addr,           \
+                                                  uint64_t signal, int sig_op, int pe);        \
+    SHMEMI_API void shmem_ctx_##NAME##_put_signal_nbi(shmem_ctx_t ctx, TYPE *dest,             \
+                                                      const TYPE *source, size_t nelems,       \
+                                                      uint64_t *sig_addr, uint64_t signal,     \
+                                                      int sig_op, int pe);
+SHMEMI_TYPES_RMA(SHMEMI_DECLARE_SIGNAL_TYPED)
+
+/* The same with elements of BITS bits. */
+#define SHMEMI_DECLARE_SIGNAL_SIZED(BITS)                                                      \
+    SHMEMI_API void shmem_put##BITS##_signal(void *dest, const void *source, size_t nelems,    \
+                                             uint64_t *sig_addr, uint64_t signal, int sig_op,  \
+                                             int pe);                                          \
+    SHMEMI_API void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void *dest,                  \
+                                                 const void *source, size_t nelems,            \
+                                                 uint64_t *sig_addr, uint64_t signal,          \
+                                                 int sig_op, int pe);                          \
+    SHMEMI_API void shmem_put##BITS##_signal_nbi(void *dest, const void *source,               \
+                                                 size_t nelems, uint64_t *sig_addr,            \
+                                                 uint64_t signal, int sig_op, int pe);         \
+    SHMEMI_API void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void *dest,              \
+                                                     const void *source, size_t nelems,        \
+                                                     uint64_t *sig_addr, uint64_t signal,      \
+                                                     int sig_op, int pe);
+SHMEMI_SIZES_RMA(SHMEMI_DECLARE_SIGNAL_SIZED)
+
+/* The same in bytes. */
+SHMEMI_API void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                                    uint64_t signal, int sig_op, int pe);
+SHMEMI_API void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+SHMEMI_API void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
+                                        uint64_t signal, int sig_op, int pe);
+SHMEMI_API void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
+                                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+
+/** The value of this PE's signal word sig_addr (an atomic read). */
+SHMEMI_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr);
+/** Waits until this PE's signal word sig_addr compares to cmp_value as cmp says
+ *  (SHMEM_CMP_*), and returns the value that met the condition. */
+SHMEMI_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+
+/* ---- point-to-point synchronization --------------------------------------------- */
+/* Waiting on and testing this PE's symmetric variables, which other PEs update: cmp is a
+ * SHMEM_CMP_* comparison with cmp_value (or, in the _vector forms, with cmp_values[i]).
+ * status[i] != 0 leaves element i out (status NULL: all in).  all: every element holds;
+ * any: one does (its index is returned; SIZE_MAX when none is left in, and a series of
+ * calls returns each element that holds in turn); some: the indices of those that hold go
+ * to indices[] and their count is returned.  test returns 1 when the condition holds, else 0. */
+#define SHMEMI_DECLARE_P2P(NAME, TYPE)                                                         \
+    SHMEMI_API void shmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value);            \
+    SHMEMI_API void shmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems,                  \
+                                                  const int *status, int cmp, TYPE cmp_value); \
+    SHMEMI_API size_t shmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems,                \
+                                                    const int *status, int cmp,                \
+                                                    TYPE cmp_value);                           \
+    SHMEMI_API size_t shmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems,               \
+                                                     size_t *indices, const int *status,       \
+                                                     int cmp, TYPE cmp_value);                 \
+    SHMEMI_API void shmem_##NAME##_wait_until_all_vector(TYPE *ivars, size_t nelems,           \
+                                                         const int *status, int cmp,           \
+                                                         TYPE *cmp_values);                    \
+    SHMEMI_API size_t shmem_##NAME##_wait_until_any_vector(TYPE *ivars, size_t nelems,         \
+                                                           const int *status, int cmp,         \
+                                                           TYPE *cmp_values);                  \
+    SHMEMI_API size_t shmem_##NAME##_wait_until_some_vector(TYPE *ivars, size_t nelems,        \
+                                                            size_t *indices,                   \
+                                                            const int *status, int cmp,        \
+                                                            TYPE *cmp_values);                 \
+    SHMEMI_API int shmem_##NAME##_test(TYPE *ivar, int cmp, TYPE cmp_value);                   \
+    SHMEMI_API int shmem_##NAME##_test_all(TYPE *ivars, size_t nelems, const int *status,      \
+                                           int cmp, TYPE cmp_value);                           \
+    SHMEMI_API size_t shmem_##NAME##_test_any(TYPE *ivars, size_t nelems, const int *status,   \
+                                              int cmp, TYPE cmp_value);                        \
+    SHMEMI_API size_t shmem_##NAME##_test_some(TYPE *ivars, size_t nelems, size_t *indices,    \
+                                               const int *status, int cmp, TYPE cmp_value);    \
+    SHMEMI_API int shmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems,                  \
+                                                  const int *status, int cmp,                  \
+                                                  TYPE *cmp_values);                           \
+    SHMEMI_API size_t shmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems,               \
+                                                     const int *status, int cmp,               \
+                                                     TYPE *cmp_values);                        \
+    SHMEMI_API size_t shmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems,              \
+                                                      size_t *indices, const int *status,      \
+                                                      int cmp, TYPE *cmp_values);
+SHMEMI_TYPES_P2P(SHMEMI_DECLARE_P2P)
+
+/* ---- memory ordering ------------------------------------------------------------------ */
+/* fence: this PE's earlier puts, AMOs and signals to each PE are delivered before its later
+ * ones to that PE; quiet: they are all complete.  On a context: its operations (with
+ * per-PE tracking here, every context's). */
+SHMEMI_API void shmem_fence(void);
+SHMEMI_API void shmem_ctx_fence(shmem_ctx_t ctx);
+SHMEMI_API void shmem_quiet(void);
+SHMEMI_API void shmem_ctx_quiet(shmem_ctx_t ctx);
+
+/* ---- barriers -------------------------------------------------------------------------- */
 /** Collective over SHMEM_TEAM_WORLD: completes this PE's operations, then waits for
  *  every PE. */
 SHMEMI_API void shmem_barrier_all(void);
+/** Collective over SHMEM_TEAM_WORLD: waits for every PE (this PE's stores are visible). */
+SHMEMI_API void shmem_sync_all(void);
+/** Collective over team, like shmem_sync_all; 0, or nonzero for a bad team. */
+SHMEMI_API int shmem_team_sync(shmem_team_t team);
+/* Deprecated (1.5): the active-set barrier and sync of the PEs PE_start, PE_start +
+ * 2^logPE_stride, ... (PE_size of them), over the symmetric array pSync of
+ * SHMEM_BARRIER_SYNC_SIZE longs (SHMEM_SYNC_VALUE everywhere before the first call;
+ * restored by every call).  Only the members call. */
+SHMEMI_API void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED;
+
+/* ---- distributed locks ------------------------------------------------------------ */
+/* A lock is a symmetric long, 0 before its first use, that only these calls touch.  The
+ * lock is fair: PEs get it in the order in which they asked (a ticket lock kept on PE 0). */
+SHMEMI_API void shmem_set_lock(long *lock);
+/** Releases a lock this PE holds (any of its threads may). */
+SHMEMI_API void shmem_clear_lock(long *lock);
+/** Takes the lock if it is free: 0 when taken, 1 when another PE holds it or waits for it. */
+SHMEMI_API int shmem_test_lock(long *lock);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,6 @@
  * ops-table entry of the transports.  Values travel as bit patterns in a uint64_t. */
 #include "amo/amo.h"
 
-#include <string.h>
-
 #include "aclshmem/amo.h"
 #include "core/error.h"
 #include "core/instance.h"
@@ -27,62 +25,19 @@ int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, 
     return inst->transport[pe]->amo(inst, pe, seg, offset, a, fetched);
 }
 
-/* Bit patterns of a value of size 1, 2, 4 or 8 bytes, zero-extended, and back. */
-static uint64_t bits_of(const void *value, size_t size)
-{
-    uint8_t b1;
-    uint16_t b2;
-    uint32_t b4;
-    uint64_t b8;
-    switch (size) {
-    case 1:
-        memcpy(&b1, value, 1);
-        return b1;
-    case 2:
-        memcpy(&b2, value, 2);
-        return b2;
-    case 4:
-        memcpy(&b4, value, 4);
-        return b4;
-    default:
-        memcpy(&b8, value, 8);
-        return b8;
-    }
-}
-
-static void value_of(uint64_t bits, void *value, size_t size)
-{
-    uint8_t b1 = (uint8_t)bits;
-    uint16_t b2 = (uint16_t)bits;
-    uint32_t b4 = (uint32_t)bits;
-    switch (size) {
-    case 1:
-        memcpy(value, &b1, 1);
-        break;
-    case 2:
-        memcpy(value, &b2, 2);
-        break;
-    case 4:
-        memcpy(value, &b4, 4);
-        break;
-    default:
-        memcpy(value, &bits, 8);
-    }
-}
-
 /* One AMO on a word of TYPE: the operands as bit patterns; the fetched value as TYPE. */
 #define AMO_API(NAME, OP) "aclshmem_" #NAME "_atomic_" #OP
 #define AMO_DESC(KIND, TYPE, OP, VALUE, COND)                                                        \
-    (&(shmemi_amo_t){.op = (OP), .kind = (KIND), .width = (int)sizeof(TYPE),                        \
-                     .value = bits_of(&(TYPE){VALUE}, sizeof(TYPE)),                                \
-                     .cond = bits_of(&(TYPE){COND}, sizeof(TYPE))})
-#define AMO_DO(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                    \
+    (&(shmemi_amo_t){.op = (OP), .kind = (KIND), .width = (int)sizeof(TYPE),                         \
+                     .value = shmemi_amo_bits(&(TYPE){VALUE}, sizeof(TYPE)),                         \
+                     .cond = shmemi_amo_bits(&(TYPE){COND}, sizeof(TYPE))})
+#define AMO_DO(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                   \
     shmemi_amo(AMO_API(NAME, OPNAME), DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, NULL)
-#define AMO_FETCH(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                 \
+#define AMO_FETCH(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                \
     uint64_t fetched;                                                                                \
     shmemi_amo(AMO_API(NAME, OPNAME), DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, &fetched);     \
     TYPE old;                                                                                        \
-    value_of(fetched, &old, sizeof old);                                                             \
+    shmemi_amo_value(fetched, &old, sizeof old);                                                     \
     return old
 
 /* add, fetch_add, set, fetch, swap: every AMO type. */

@@ -193,6 +193,43 @@ void shmemi_symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *
     pthread_mutex_unlock(&inst->alloc_lock);
 }
 
+/* The usable size of the live block ptr starts on the heap (0 when it starts none). */
+static size_t live_block_size(shmemi_instance_t *inst, const void *ptr, aclshmem_mem_type_t mem_type)
+{
+    shmemi_segment_t *seg = &inst->heaps.seg[mem_type];
+    uintptr_t p = (uintptr_t)ptr, base = (uintptr_t)seg->base;
+    if (p < base || p - base >= seg->size)
+        return 0;
+    pthread_mutex_lock(&inst->alloc_lock);
+    size_t size = shmemi_alloc_block_size(&seg->alloc, p - base);
+    pthread_mutex_unlock(&inst->alloc_lock);
+    return size;
+}
+
+void *shmemi_symmetric_realloc(void *ptr, size_t size, aclshmem_mem_type_t mem_type, const char *api)
+{
+    if (!ptr)
+        return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, 0, api);
+    if (size == 0) {
+        shmemi_symmetric_free(ptr, mem_type, api);
+        return NULL;
+    }
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst || check_mem_type(mem_type, api) != ACLSHMEM_SUCCESS)
+        return NULL;
+    size_t old = live_block_size(inst, ptr, mem_type);
+    int failed = old ? 0 : shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %p is not the start of a live allocation on "
+                                       "the %s heap", api, ptr, heap_name(mem_type));
+    /* A new block, then the copy, then the old block goes: every PE copies its own part
+     * before the free's collective, and on failure the old block stays as it was. */
+    uint8_t *fresh = shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, failed, api);
+    if (!fresh)
+        return NULL;
+    memcpy(fresh, ptr, old < size ? old : size);
+    shmemi_symmetric_free(ptr, mem_type, api);
+    return fresh;
+}
+
 void *aclshmemx_malloc(size_t size, aclshmem_mem_type_t mem_type)
 {
     return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, 0, "aclshmemx_malloc");

@@ -17,4 +17,9 @@ void *shmemi_symmetric_alloc(size_t alignment, size_t size, aclshmem_mem_type_t 
 /* Collective even for NULL (which frees nothing), so that every PE makes the same call. */
 void shmemi_symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *api);
 
+/* Collective: a block of size bytes holding the first bytes of the block ptr (as many as
+ * both hold); ptr NULL allocates, size 0 frees (and gives NULL).  On failure NULL, and ptr
+ * is left as it was. */
+void *shmemi_symmetric_realloc(void *ptr, size_t size, aclshmem_mem_type_t mem_type, const char *api);
+
 #endif

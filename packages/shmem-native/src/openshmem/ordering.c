@@ -1,14 +1,139 @@
-/* Barriers, fence and quiet: the PE barrier of the platform (which also orders with the
- * default stream, for programs that mix in the aclshmem stream API) and the engine's quiet. */
+/* Memory ordering and barriers: fence and quiet (the engine's quiet, for every context: see
+ * contexts.c), the team barriers of the platform (which also order with the default stream,
+ * for programs that mix in the aclshmem stream API), and the deprecated active-set barrier
+ * over a pSync array. */
+#include "amo/amo.h"
 #include "core/error.h"
+#include "core/wait.h"
 #include "openshmem/osh.h"
 #include "platform/platform.h"
-#include "team/team.h"
+#include "rma/rma.h"
+
+/* Every operation completes in issue order here (shm: when issued; UCX: the plug-in orders
+ * them per PE), so a fence costs what a quiet costs. */
+static void complete(const char *api, shmem_ctx_t ctx)
+{
+    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
+    if (inst)
+        shmemi_quiet(inst);
+}
+
+void shmem_fence(void)
+{
+    complete("shmem_fence", SHMEM_CTX_DEFAULT);
+}
+SHMEMI_PROFILED(shmem_fence)
+
+void shmem_ctx_fence(shmem_ctx_t ctx)
+{
+    complete("shmem_ctx_fence", ctx);
+}
+SHMEMI_PROFILED(shmem_ctx_fence)
+
+void shmem_quiet(void)
+{
+    complete("shmem_quiet", SHMEM_CTX_DEFAULT);
+}
+SHMEMI_PROFILED(shmem_quiet)
+
+void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+    complete("shmem_ctx_quiet", ctx);
+}
+SHMEMI_PROFILED(shmem_ctx_quiet)
+
+/* ---- team barriers ---------------------------------------------------------------------- */
+
+static int team_barrier(shmem_team_t team, const char *api)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    shmemi_team_t *t = inst ? shmemi_osh_team(inst, team, api) : NULL;
+    return t ? shmemi_platform_barrier(inst, t) : ACLSHMEM_INVALID_PARAM;
+}
 
 void shmem_barrier_all(void)
 {
-    shmemi_instance_t *inst = shmemi_require("shmem_barrier_all");
-    if (inst)
-        shmemi_platform_barrier(inst, shmemi_team_get(inst, ACLSHMEM_TEAM_WORLD));
+    team_barrier(SHMEM_TEAM_WORLD, "shmem_barrier_all");
 }
 SHMEMI_PROFILED(shmem_barrier_all)
+
+void shmem_sync_all(void)
+{
+    team_barrier(SHMEM_TEAM_WORLD, "shmem_sync_all");
+}
+SHMEMI_PROFILED(shmem_sync_all)
+
+int shmem_team_sync(shmem_team_t team)
+{
+    return team_barrier(team, "shmem_team_sync") == ACLSHMEM_SUCCESS ? 0 : -1;
+}
+SHMEMI_PROFILED(shmem_team_sync)
+
+/* ---- the active-set barrier (deprecated) ------------------------------------------------
+ * A dissemination barrier over the members' pSync arrays: in round k each member adds 1 to
+ * pSync[k] of the member 2^k ahead, waits until its own pSync[k] is positive and takes 1
+ * back off.  Arrivals are counted, not flagged, so a member that already entered the next
+ * barrier over the same pSync only leaves one more arrival, which that barrier takes; and
+ * every pSync word is back at SHMEM_SYNC_VALUE (0) once all members have returned. */
+
+typedef struct {
+    int start, log_stride, size;
+} active_set_t;
+
+static int check_active_set(shmemi_instance_t *inst, const active_set_t *set, const long *psync, const char *api)
+{
+    if (set->log_stride < 0 || set->log_stride > 30 || set->size < 1 || set->start < 0 ||
+        set->start + ((int64_t)(set->size - 1) << set->log_stride) >= inst->n_pes)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                           "%s: the active set (PE_start %d, logPE_stride %d, PE_size %d) does not fit in the "
+                           "%d PEs", api, set->start, set->log_stride, set->size, inst->n_pes);
+    int rel = inst->my_pe - set->start;
+    if (rel < 0 || rel % (1 << set->log_stride) != 0 || (rel >> set->log_stride) >= set->size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: PE %d is not in the active set it calls for", api,
+                           inst->my_pe);
+    int seg;
+    size_t offset;
+    if (psync && (uintptr_t)psync % sizeof(long))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: pSync %p is not aligned to a long", api, (void *)psync);
+    return shmemi_rma_resolve(inst, psync, SHMEM_BARRIER_SYNC_SIZE * sizeof(long), inst->my_pe, api, &seg, &offset);
+}
+
+static int arrived(void *word)
+{
+    return __atomic_load_n((long *)word, __ATOMIC_ACQUIRE) > 0;
+}
+
+static void active_set_barrier(const char *api, active_set_t set, long *psync, int complete_first)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst || check_active_set(inst, &set, psync, api) != ACLSHMEM_SUCCESS)
+        return;
+    if (complete_first && shmemi_quiet(inst) != ACLSHMEM_SUCCESS)
+        return;
+    int me = (inst->my_pe - set.start) >> set.log_stride;
+    shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = sizeof(long), .value = 1};
+    shmemi_amo_t take = arrive;
+    take.value = (uint64_t)-1;
+    for (int k = 0, dist = 1; dist < set.size; k++, dist <<= 1) {
+        int partner = set.start + (((me + dist) % set.size) << set.log_stride);
+        if (shmemi_amo(api, &psync[k], &arrive, partner, NULL) != ACLSHMEM_SUCCESS ||
+            shmemi_wait(inst, arrived, &psync[k]) != ACLSHMEM_SUCCESS ||
+            shmemi_amo(api, &psync[k], &take, inst->my_pe, NULL) != ACLSHMEM_SUCCESS)
+            return;
+    }
+}
+
+/* Their profiling names refer to them, which the deprecation would warn about. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    active_set_barrier("shmem_barrier", (active_set_t){PE_start, logPE_stride, PE_size}, pSync, 1);
+}
+SHMEMI_PROFILED(shmem_barrier)
+
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    active_set_barrier("shmem_sync", (active_set_t){PE_start, logPE_stride, PE_size}, pSync, 0);
+}
+SHMEMI_PROFILED(shmem_sync)

@@ -4,11 +4,43 @@
 #ifndef SHMEMI_OSH_H
 #define SHMEMI_OSH_H
 
+#include "aclshmem/types.h"
+#include "core/instance.h"
 #include "shmem.h"
 #include "shmemx.h"
+#include "team/team.h"
 
 /* Defines pshmem_<name>, the profiling name of shmem_<name>: a weak alias of the same code,
  * so a profiling library may define shmem_<name> itself and call pshmem_<name>. */
 #define SHMEMI_PROFILED(fn) extern __typeof__(fn) p##fn __attribute__((weak, alias(#fn), visibility("default")));
+
+/* ---- team handles (teams.c) -----------------------------------------------------------
+ * A shmem_team_t holds the team's slot in the instance's team table and 40 bits of the
+ * team's unique id, so that the handle of a destroyed team never names the team that takes
+ * its slot later.  SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED are constants. */
+
+/* The live team behind handle on inst; NULL with an error naming api when handle is
+ * SHMEM_TEAM_INVALID or its team was destroyed. */
+shmemi_team_t *shmemi_osh_team(shmemi_instance_t *inst, shmem_team_t handle, const char *api);
+/* The handle of t (SHMEM_TEAM_WORLD for the world team). */
+shmem_team_t shmemi_osh_team_handle(const shmemi_team_t *t);
+/* Builds SHMEM_TEAM_SHARED (collective over the world, at init) and forgets it (finalize). */
+int shmemi_osh_teams_init(shmemi_instance_t *inst);
+void shmemi_osh_teams_fini(void);
+
+/* ---- contexts (contexts.c) ---------------------------------------------------------- */
+/* Turns pe, a PE of ctx's team, into a PE of the world; fails (error naming api) for
+ * SHMEM_CTX_INVALID, a destroyed context, a context whose team was destroyed or a pe
+ * outside the team.  The default context's PEs are world PEs already: no lookup. */
+int shmemi_osh_ctx_world_pe(const char *api, shmem_ctx_t ctx, int *pe);
+static inline int shmemi_osh_ctx_pe(const char *api, shmem_ctx_t ctx, int *pe)
+{
+    return ctx == SHMEM_CTX_DEFAULT ? ACLSHMEM_SUCCESS : shmemi_osh_ctx_world_pe(api, ctx, pe);
+}
+/* The instance when ctx is a live context (the default one included); else NULL with an
+ * error naming api. */
+shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx);
+/* Invalidates every context (finalize). */
+void shmemi_osh_contexts_fini(void);
 
 #endif

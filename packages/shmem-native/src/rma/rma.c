@@ -255,12 +255,17 @@ void aclshmem_fence(void)
         shmemi_quiet(inst);
 }
 
-void *aclshmem_ptr(void *ptr, int pe)
+void *shmemi_rma_ptr(const char *api, const void *ptr, int pe)
 {
-    shmemi_instance_t *inst = shmemi_require("aclshmem_ptr");
+    shmemi_instance_t *inst = shmemi_require(api);
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset;
-    if (!inst || shmemi_rma_resolve(inst, ptr, 1, pe, "aclshmem_ptr", &seg, &offset) != ACLSHMEM_SUCCESS)
+    if (!inst || shmemi_rma_resolve(inst, ptr, 1, pe, api, &seg, &offset) != ACLSHMEM_SUCCESS)
         return NULL;
     return inst->transport[pe]->ptr(inst, pe, seg, offset);
+}
+
+void *aclshmem_ptr(void *ptr, int pe)
+{
+    return shmemi_rma_ptr("aclshmem_ptr", ptr, pe);
 }

@@ -22,6 +22,10 @@ int shmemi_rma_iput(const char *api, void *dst, const void *src, ptrdiff_t dst_s
 int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
                     size_t nelems, size_t elem_size, int pe);
 
+/* A load/store address of the symmetric ptr's twin on pe, or NULL: with an error naming api
+ * for a bad PE or an address outside the heaps, without one for a PE of another node. */
+void *shmemi_rma_ptr(const char *api, const void *ptr, int pe);
+
 /* Completes this PE's outstanding RMA on every transport. */
 int shmemi_quiet(shmemi_instance_t *inst);
 

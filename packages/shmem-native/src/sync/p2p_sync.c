@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sync/p2p_sync.h"
+
 #include "aclshmem/p2p_sync.h"
 #include "core/error.h"
 #include "core/wait.h"
@@ -13,7 +15,7 @@
 #include "rma/rma.h"
 #include "sync/signal.h"
 
-typedef struct {
+struct shmemi_p2p_type {
     size_t size;
     /* Loads *ivar atomically and compares it with *value. */
     int (*match)(const void *ivar, int cmp, const void *value);
@@ -22,9 +24,10 @@ typedef struct {
      * loop and a second indirect call (measured: a wait_until whose variable already holds
      * went from 19.5-25.5 ns to 15.4-15.9 ns). */
     int (*one)(void *ctx);
-} p2p_type_t;
+};
 
-typedef enum { P2P_ALL, P2P_ANY, P2P_SOME } p2p_kind_t;
+/* The query kinds of sync/p2p_sync.h, by their short names. */
+static const shmemi_p2p_kind_t P2P_ALL = SHMEMI_P2P_ALL, P2P_ANY = SHMEMI_P2P_ANY, P2P_SOME = SHMEMI_P2P_SOME;
 
 typedef struct p2p_query p2p_query_t;
 
@@ -34,14 +37,14 @@ typedef struct p2p_query p2p_query_t;
      : (cmp) == ACLSHMEM_CMP_LT ? (a) < (b) : (a) <= (b))
 
 struct p2p_query {
-    const p2p_type_t *type;
+    const shmemi_p2p_type_t *type;
     const uint8_t *ivars;
     size_t nelems;
     const int *status;
     int cmp;
     const uint8_t *values; /* one per variable (vector forms) or one for all */
     size_t value_step;     /* bytes from one value to the next: type size or 0 */
-    p2p_kind_t kind;
+    shmemi_p2p_kind_t kind;
     size_t *indices; /* SOME: the matching indices */
     size_t result;   /* ALL: 1 or 0; ANY: an index or SIZE_MAX; SOME: a count */
     size_t start;    /* ANY: the index the scan begins at (see any_cursor) */
@@ -61,8 +64,24 @@ struct p2p_query {
         q->result = (size_t)match_##NAME(q->ivars, q->cmp, q->values);                             \
         return (int)q->result;                                                                     \
     }                                                                                              \
-    static const p2p_type_t type_##NAME = {sizeof(TYPE), match_##NAME, one_##NAME};
+    static const shmemi_p2p_type_t type_##NAME = {sizeof(TYPE), match_##NAME, one_##NAME};
 ACLSHMEM_P2P_SYNC_TYPES(DEFINE_P2P_TYPE)
+
+const shmemi_p2p_type_t *shmemi_p2p_int_type(size_t width, int is_signed)
+{
+    switch (width) {
+    case 1:
+        return is_signed ? &type_int8 : &type_uint8;
+    case 2:
+        return is_signed ? &type_int16 : &type_uint16;
+    case 4:
+        return is_signed ? &type_int32 : &type_uint32;
+    case 8:
+        return is_signed ? &type_int64 : &type_uint64;
+    default:
+        return NULL;
+    }
+}
 
 /* One look at the variables (ALL or SOME, in index order); nonzero when a wait on them is
  * over.  A set with no included variable is over at once: ALL holds (1), SOME found none (0). */
@@ -176,11 +195,9 @@ static int check_local(shmemi_instance_t *inst, const char *api, const void *add
     return shmemi_rma_resolve(inst, addr, nelems * size, inst->my_pe, api, &seg, &offset);
 }
 
-/* Every family.  res_out (ANY: index, SOME: count) and test_out (test, test_all_vector) get
- * SIZE_MAX / 0 / 0 when the call fails. */
-static void p2p(const char *api, const p2p_type_t *type, int wait, p2p_kind_t kind, void *ivars, size_t nelems,
-                size_t *indices, const int *status, int cmp, const void *values, int vector, size_t *res_out,
-                int *test_out)
+void shmemi_p2p(const char *api, const shmemi_p2p_type_t *type, int wait, shmemi_p2p_kind_t kind, void *ivars,
+                size_t nelems, size_t *indices, const int *status, int cmp, const void *values, int vector,
+                size_t *res_out, int *test_out)
 {
     if (res_out)
         *res_out = kind == P2P_ANY ? SIZE_MAX : 0;
@@ -231,89 +248,89 @@ static void p2p(const char *api, const p2p_type_t *type, int wait, p2p_kind_t ki
         *test_out = (int)q.result;
 }
 
-#define DEFINE_P2P_API(NAME, TYPE)                                                                     \
-    void aclshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value)                            \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, cmp,       \
-            &cmp_value, 0, NULL, NULL);                                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait(TYPE *ivar, TYPE cmp_value)                                           \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, ACLSHMEM_CMP_NE, \
-            &cmp_value, 0, NULL, NULL);                                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp,     \
-                                          TYPE cmp_value)                                              \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_all", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL, status, \
-            cmp, &cmp_value, 0, NULL, NULL);                                                           \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems, const int *status, int cmp,     \
-                                          TYPE cmp_value, size_t *res_out)                             \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_any", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL, status, \
-            cmp, &cmp_value, 0, res_out, NULL);                                                        \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems, size_t *indices,               \
-                                           const int *status, int cmp, TYPE cmp_value, size_t *res_out) \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_some", &type_##NAME, 1, P2P_SOME, ivars, nelems, indices,   \
-            status, cmp, &cmp_value, 0, res_out, NULL);                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_all_vector(TYPE *ivars, size_t nelems, const int *status,       \
-                                                 int cmp, TYPE *cmp_values)                            \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_all_vector", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL, \
-            status, cmp, cmp_values, 1, NULL, NULL);                                                   \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_any_vector(TYPE *ivars, size_t nelems, const int *status,       \
-                                                 int cmp, TYPE *cmp_values, size_t *res_out)           \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_any_vector", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL, \
-            status, cmp, cmp_values, 1, res_out, NULL);                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_wait_until_some_vector(TYPE *ivars, size_t nelems, size_t *indices,        \
-                                                  const int *status, int cmp, TYPE *cmp_values,        \
-                                                  size_t *res_out)                                     \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_wait_until_some_vector", &type_##NAME, 1, P2P_SOME, ivars, nelems,     \
-            indices, status, cmp, cmp_values, 1, res_out, NULL);                                       \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test(TYPE *ivars, int cmp, TYPE cmp_value, int *res_out)                   \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test", &type_##NAME, 0, P2P_ALL, ivars, 1, NULL, NULL, cmp, &cmp_value, \
-            0, NULL, res_out);                                                                         \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test_any(TYPE *ivars, size_t nelems, const int *status, int cmp,           \
-                                    TYPE cmp_value, size_t *res_out)                                   \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test_any", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL, status, cmp, \
-            &cmp_value, 0, res_out, NULL);                                                             \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test_some(TYPE *ivars, size_t nelems, size_t *indices, const int *status,  \
-                                     int cmp, TYPE cmp_value, size_t *res_out)                         \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test_some", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices, status, \
-            cmp, &cmp_value, 0, res_out, NULL);                                                        \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,    \
-                                           TYPE *cmp_values, int *res_out)                             \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test_all_vector", &type_##NAME, 0, P2P_ALL, ivars, nelems, NULL,       \
-            status, cmp, cmp_values, 1, NULL, res_out);                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,    \
-                                           TYPE *cmp_values, size_t *res_out)                          \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test_any_vector", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL,       \
-            status, cmp, cmp_values, 1, res_out, NULL);                                                \
-    }                                                                                                  \
-    void aclshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems, size_t *indices,              \
-                                            const int *status, int cmp, TYPE *cmp_values,              \
-                                            size_t *res_out)                                           \
-    {                                                                                                  \
-        p2p("aclshmem_" #NAME "_test_some_vector", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices,  \
-            status, cmp, cmp_values, 1, res_out, NULL);                                                \
+#define DEFINE_P2P_API(NAME, TYPE)                                                                             \
+    void aclshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE cmp_value)                                     \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, cmp,        \
+            &cmp_value, 0, NULL, NULL);                                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait(TYPE *ivar, TYPE cmp_value)                                                    \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait", &type_##NAME, 1, P2P_ALL, ivar, 1, NULL, NULL, ACLSHMEM_CMP_NE,  \
+            &cmp_value, 0, NULL, NULL);                                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems, const int *status, int cmp,              \
+                                          TYPE cmp_value)                                                      \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_all", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL, status, \
+            cmp, &cmp_value, 0, NULL, NULL);                                                                   \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems, const int *status, int cmp,              \
+                                          TYPE cmp_value, size_t *res_out)                                     \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_any", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL, status, \
+            cmp, &cmp_value, 0, res_out, NULL);                                                                \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems, size_t *indices,                        \
+                                           const int *status, int cmp, TYPE cmp_value, size_t *res_out)        \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_some", &type_##NAME, 1, P2P_SOME, ivars, nelems, indices,    \
+            status, cmp, &cmp_value, 0, res_out, NULL);                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_all_vector(TYPE *ivars, size_t nelems, const int *status,                \
+                                                 int cmp, TYPE *cmp_values)                                    \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_all_vector", &type_##NAME, 1, P2P_ALL, ivars, nelems, NULL,  \
+            status, cmp, cmp_values, 1, NULL, NULL);                                                           \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_any_vector(TYPE *ivars, size_t nelems, const int *status,                \
+                                                 int cmp, TYPE *cmp_values, size_t *res_out)                   \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_any_vector", &type_##NAME, 1, P2P_ANY, ivars, nelems, NULL,  \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_wait_until_some_vector(TYPE *ivars, size_t nelems, size_t *indices,                 \
+                                                  const int *status, int cmp, TYPE *cmp_values,                \
+                                                  size_t *res_out)                                             \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_wait_until_some_vector", &type_##NAME, 1, P2P_SOME, ivars, nelems,      \
+            indices, status, cmp, cmp_values, 1, res_out, NULL);                                               \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test(TYPE *ivars, int cmp, TYPE cmp_value, int *res_out)                            \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test", &type_##NAME, 0, P2P_ALL, ivars, 1, NULL, NULL, cmp, &cmp_value, \
+            0, NULL, res_out);                                                                                 \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test_any(TYPE *ivars, size_t nelems, const int *status, int cmp,                    \
+                                    TYPE cmp_value, size_t *res_out)                                           \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test_any", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL, status, cmp,  \
+            &cmp_value, 0, res_out, NULL);                                                                     \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test_some(TYPE *ivars, size_t nelems, size_t *indices, const int *status,           \
+                                     int cmp, TYPE cmp_value, size_t *res_out)                                 \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test_some", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices, status,  \
+            cmp, &cmp_value, 0, res_out, NULL);                                                                \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,             \
+                                           TYPE *cmp_values, int *res_out)                                     \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test_all_vector", &type_##NAME, 0, P2P_ALL, ivars, nelems, NULL,        \
+            status, cmp, cmp_values, 1, NULL, res_out);                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems, const int *status, int cmp,             \
+                                           TYPE *cmp_values, size_t *res_out)                                  \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test_any_vector", &type_##NAME, 0, P2P_ANY, ivars, nelems, NULL,        \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                        \
+    }                                                                                                          \
+    void aclshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems, size_t *indices,                       \
+                                            const int *status, int cmp, TYPE *cmp_values,                      \
+                                            size_t *res_out)                                                   \
+    {                                                                                                          \
+        shmemi_p2p("aclshmem_" #NAME "_test_some_vector", &type_##NAME, 0, P2P_SOME, ivars, nelems, indices,   \
+            status, cmp, cmp_values, 1, res_out, NULL);                                                        \
     }
 ACLSHMEM_P2P_SYNC_TYPES(DEFINE_P2P_API)
 
@@ -325,33 +342,37 @@ int shmemi_signal_wait_check(shmemi_instance_t *inst, const char *api, const int
     return check_local(inst, api, sig_addr, 1, sizeof(int32_t));
 }
 
-typedef struct {
-    const int32_t *sig;
-    int cmp;
-    int32_t want, seen;
-} signal_wait_t;
-
-static int signal_met(void *ctx)
-{
-    signal_wait_t *w = ctx;
-    w->seen = __atomic_load_n(w->sig, __ATOMIC_ACQUIRE);
-    return COMPARE(w->cmp, w->seen, w->want);
-}
-
-int shmemi_signal_wait(const char *api, int32_t *sig_addr, int cmp, int32_t cmp_val, int32_t *value)
-{
-    *value = 0;
-    shmemi_instance_t *inst = shmemi_require(api);
-    if (!inst)
-        return ACLSHMEM_NOT_INITED;
-    SHMEMI_TRY(shmemi_signal_wait_check(inst, api, sig_addr, cmp));
-    signal_wait_t w = {sig_addr, cmp, cmp_val, 0};
-    uint64_t start = shmemi_prof_begin(inst);
-    int rc = shmemi_wait(inst, signal_met, &w);
-    shmemi_prof_end_frame(inst, SHMEMI_FRAME_WAIT, start);
-    *value = w.seen;
-    return rc;
-}
+/* A wait on a signal word of TYPE (int32_t: the aclshmem API's; uint64_t: OpenSHMEM's): the
+ * value that met the condition is the one the wait saw, not a later one. */
+#define DEFINE_SIGNAL_WAIT(SUFFIX, TYPE)                                                             \
+    typedef struct {                                                                                 \
+        const TYPE *sig;                                                                             \
+        int cmp;                                                                                     \
+        TYPE want, seen;                                                                             \
+    } signal_wait##SUFFIX##_t;                                                                       \
+    static int signal_met##SUFFIX(void *ctx)                                                         \
+    {                                                                                                \
+        signal_wait##SUFFIX##_t *w = ctx;                                                            \
+        w->seen = __atomic_load_n(w->sig, __ATOMIC_ACQUIRE);                                         \
+        return COMPARE(w->cmp, w->seen, w->want);                                                    \
+    }                                                                                                \
+    int shmemi_signal_wait##SUFFIX(const char *api, TYPE *sig_addr, int cmp, TYPE cmp_val, TYPE *value) \
+    {                                                                                                \
+        *value = 0;                                                                                  \
+        shmemi_instance_t *inst = shmemi_require(api);                                               \
+        if (!inst)                                                                                   \
+            return ACLSHMEM_NOT_INITED;                                                              \
+        SHMEMI_TRY(shmemi_cmp_check(api, cmp));                                                      \
+        SHMEMI_TRY(check_local(inst, api, sig_addr, 1, sizeof(TYPE)));                               \
+        signal_wait##SUFFIX##_t w = {sig_addr, cmp, cmp_val, 0};                                     \
+        uint64_t start = shmemi_prof_begin(inst);                                                    \
+        int rc = shmemi_wait(inst, signal_met##SUFFIX, &w);                                          \
+        shmemi_prof_end_frame(inst, SHMEMI_FRAME_WAIT, start);                                       \
+        *value = w.seen;                                                                             \
+        return rc;                                                                                   \
+    }
+DEFINE_SIGNAL_WAIT(, int32_t)
+DEFINE_SIGNAL_WAIT(64, uint64_t)
 
 int32_t aclshmem_signal_wait_until(int32_t *sig_addr, int cmp, int32_t cmp_val)
 {

@@ -255,35 +255,42 @@ static int split_parent(aclshmem_team_t parent_team, const char *api, shmemi_ins
     return *parent ? ACLSHMEM_SUCCESS : ACLSHMEM_INVALID_PARAM;
 }
 
-static int check_strided(const shmemi_team_t *parent, int start, int stride, int size, const aclshmem_team_t *out)
+static int check_strided(const shmemi_team_t *parent, int start, int stride, int size, const aclshmem_team_t *out,
+                         const char *api)
 {
     if (!out)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_strided: new_team is NULL");
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: new_team is NULL", api);
     if (start < 0 || start >= parent->size || size <= 0 || size > parent->size || stride < 1 ||
         (int64_t)start + (int64_t)(size - 1) * stride >= parent->size)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                           "aclshmem_team_split_strided: start %d, stride %d, size %d do not fit in "
-                           "the parent team of %d PEs", start, stride, size, parent->size);
+                           "%s: start %d, stride %d, size %d do not fit in the parent team of %d PEs", api,
+                           start, stride, size, parent->size);
     return ACLSHMEM_SUCCESS;
 }
 
-int aclshmem_team_split_strided(aclshmem_team_t parent_team, int pe_start, int pe_stride, int pe_size,
-                                aclshmem_team_t *new_team)
+int shmemi_team_split_strided(const char *api, aclshmem_team_t parent_team, int pe_start, int pe_stride,
+                              int pe_size, aclshmem_team_t *new_team)
 {
-    static const char api[] = "aclshmem_team_split_strided";
     if (new_team)
         *new_team = ACLSHMEM_TEAM_INVALID;
     shmemi_instance_t *inst;
     shmemi_team_t *parent;
     SHMEMI_TRY(split_parent(parent_team, api, &inst, &parent));
     split_request_t req = {.kind = SPLIT_STRIDED, .args = {pe_start, pe_stride, pe_size}};
-    req.status = check_strided(parent, pe_start, pe_stride, pe_size, new_team);
+    req.status = check_strided(parent, pe_start, pe_stride, pe_size, new_team, api);
     split_spec_t spec = {pe_start, pe_stride, pe_size};
     aclshmem_team_t id = ACLSHMEM_TEAM_INVALID;
     int rc = split_teams(inst, parent, &req, &spec, req.status ? 0 : 1, &id, api);
     if (rc == ACLSHMEM_SUCCESS)
         *new_team = id;
     return rc;
+}
+
+int aclshmem_team_split_strided(aclshmem_team_t parent_team, int pe_start, int pe_stride, int pe_size,
+                                aclshmem_team_t *new_team)
+{
+    return shmemi_team_split_strided("aclshmem_team_split_strided", parent_team, pe_start, pe_stride, pe_size,
+                                     new_team);
 }
 
 /* The children of a 2-D split of a parent of n PEs: first the rows (x teams: x_range
@@ -304,19 +311,18 @@ static split_spec_t *grid_specs(int n, int x_range, int *count)
     return spec;
 }
 
-static int check_2d(int x_range, const aclshmem_team_t *x_team, const aclshmem_team_t *y_team)
+static int check_2d(int x_range, const aclshmem_team_t *x_team, const aclshmem_team_t *y_team, const char *api)
 {
     if (!x_team || !y_team)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_team or y_team is NULL");
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: x_team or y_team is NULL", api);
     if (x_range <= 0)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_split_2d: x_range %d must be > 0", x_range);
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: x_range %d must be > 0", api, x_range);
     return ACLSHMEM_SUCCESS;
 }
 
-int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
-                           aclshmem_team_t *y_team)
+int shmemi_team_split_2d(const char *api, aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
+                         aclshmem_team_t *y_team)
 {
-    static const char api[] = "aclshmem_team_split_2d";
     if (x_team)
         *x_team = ACLSHMEM_TEAM_INVALID;
     if (y_team)
@@ -325,7 +331,7 @@ int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_te
     shmemi_team_t *parent;
     SHMEMI_TRY(split_parent(parent_team, api, &inst, &parent));
     split_request_t req = {.kind = SPLIT_2D, .args = {x_range, 0, 0}};
-    req.status = check_2d(x_range, x_team, y_team);
+    req.status = check_2d(x_range, x_team, y_team, api);
     /* A range above the parent's size makes one row of all its PEs. */
     int columns = x_range > parent->size ? parent->size : x_range, count = 0;
     split_spec_t *spec = req.status ? NULL : grid_specs(parent->size, columns, &count);
@@ -343,6 +349,12 @@ int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_te
     free(spec);
     free(ids);
     return rc;
+}
+
+int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
+                           aclshmem_team_t *y_team)
+{
+    return shmemi_team_split_2d("aclshmem_team_split_2d", parent_team, x_range, x_team, y_team);
 }
 
 int aclshmem_team_translate_pe(aclshmem_team_t src_team, int src_pe, aclshmem_team_t dest_team)
@@ -363,11 +375,7 @@ int aclshmem_team_translate_pe(aclshmem_team_t src_team, int src_pe, aclshmem_te
                     src_pe, src_team, src->size);
         return -1;
     }
-    int world = shmemi_team_world_pe(src, src_pe);
-    int rel = world - dst->start;
-    if (rel < 0 || rel % dst->stride != 0 || rel / dst->stride >= dst->size)
-        return -1;
-    return rel / dst->stride;
+    return shmemi_team_index_of(dst, shmemi_team_world_pe(src, src_pe));
 }
 
 void aclshmem_team_destroy(aclshmem_team_t team)
@@ -375,11 +383,16 @@ void aclshmem_team_destroy(aclshmem_team_t team)
     shmemi_instance_t *inst = shmemi_require("aclshmem_team_destroy");
     if (!inst)
         return;
+    shmemi_team_destroy(inst, team, "aclshmem_team_destroy");
+}
+
+void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const char *api)
+{
     if (team == ACLSHMEM_TEAM_WORLD) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_team_destroy: the world team cannot be destroyed");
+        shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the world team cannot be destroyed", api);
         return;
     }
-    shmemi_team_t *t = require_team(inst, team, "aclshmem_team_destroy");
+    shmemi_team_t *t = require_team(inst, team, api);
     if (t)
         team_free(inst, t);
 }

@@ -45,6 +45,22 @@ static inline int shmemi_team_world_pe(const shmemi_team_t *t, int idx)
     return t->start + idx * t->stride;
 }
 
+/* t's number of world PE pe, or -1 when pe is not a member. */
+static inline int shmemi_team_index_of(const shmemi_team_t *t, int pe)
+{
+    int rel = pe - t->start;
+    if (rel < 0 || rel % t->stride != 0 || rel / t->stride >= t->size)
+        return -1;
+    return rel / t->stride;
+}
+
+/* The splits and the destroy of aclshmem/team.h, whose errors name api (the public call). */
+int shmemi_team_split_strided(const char *api, aclshmem_team_t parent_team, int pe_start, int pe_stride,
+                              int pe_size, aclshmem_team_t *new_team);
+int shmemi_team_split_2d(const char *api, aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
+                         aclshmem_team_t *y_team);
+void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const char *api);
+
 /* Collective over t's members: gathers len bytes from each into out (member order). */
 int shmemi_team_collective(shmemi_instance_t *inst, shmemi_team_t *t, const void *in, size_t len,
                            void *out);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void osh_test_init(void)
+void osh_test_set_launcher_env(void)
 {
     const unsigned char *uid = (const unsigned char *)harness_uid();
     char hex[2 * sizeof(aclshmemx_uniqueid_t) + 1];
@@ -18,5 +18,10 @@ void osh_test_init(void)
     setenv("SHMEM_RUN_PE", pe, 1);
     setenv("SHMEM_RUN_NPES", npes, 1);
     setenv("SHMEM_SYMMETRIC_SIZE", "32M", 1);
+}
+
+void osh_test_init(void)
+{
+    osh_test_set_launcher_env();
     shmem_init();
 }

@@ -13,12 +13,28 @@
 #include "harness.h"
 
 /* SHMEM_RUN_UID (the harness's unique ID, hex), SHMEM_RUN_PE and SHMEM_RUN_NPES of this
- * child, then shmem_init().  The case needs harness options { .no_init = 1 }. */
+ * child, as oshrun sets them, and a 32 MiB heap (SHMEM_SYMMETRIC_SIZE). */
+void osh_test_set_launcher_env(void);
+/* osh_test_set_launcher_env(), then shmem_init().  The case needs harness options
+ * { .no_init = 1 } (OSH_OPTS). */
 void osh_test_init(void);
 
 /* The options and PE counts of a case that is an OpenSHMEM program. */
 #define OSH_OPTS { .no_init = 1 }
 #define OSH_PES { 2, 4 }
+
+/* How a test round calls the API: through the context ctx (the shmem_ctx_ forms) or without
+ * one; PE numbers are those of team (SHMEM_TEAM_WORLD but for a team's context). */
+typedef struct {
+    const char *name;
+    int use_ctx;
+    shmem_ctx_t ctx;
+    shmem_team_t team;
+} osh_way_t;
+
+/* OSH_CALL(w, int_put, dest, src, n, pe) is shmem_ctx_int_put(w->ctx, ...) or shmem_int_put(...). */
+#define OSH_CALL(w, OP, ...) ((w)->use_ctx ? shmem_ctx_##OP((w)->ctx, __VA_ARGS__) : shmem_##OP(__VA_ARGS__))
+#define OSH_QUIET(w) ((w)->use_ctx ? shmem_ctx_quiet((w)->ctx) : shmem_quiet())
 
 /* call must fail now, with a last error (shmemx_get_last_error) that mentions text. */
 #define OSH_EXPECT_REJECTED(call, text)                                                          \

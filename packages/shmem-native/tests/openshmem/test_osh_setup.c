@@ -1,10 +1,12 @@
 /*
  * test_osh_setup.c - the first slice of the OpenSHMEM API (shmem.h) on real PEs: shmem_init
  * from the launcher's variables and without a launcher (a job of one PE), the PE numbers,
- * version and name, shmem_malloc/free, putmem/getmem around a ring, shmem_barrier_all, and
+ * version and name, the memory management calls, putmem/getmem around a ring,
+ * shmem_barrier_all, the deprecated active-set barrier and sync, global_exit, pcontrol, and
  * the errors of bad input and of a bad launcher environment.
  */
 #define _GNU_SOURCE
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,12 +120,121 @@ static int t_bad_input(int me, int n)
     return 0;
 }
 
+/* calloc zeroes, align aligns, realloc keeps the contents (growing, shrinking, from NULL, to
+ * 0), malloc_with_hints takes the hints it knows; every PE makes the same calls. */
+static int t_memory(int me, int n)
+{
+    (void)n;
+    osh_test_init();
+    int *zeros = shmem_calloc(100, sizeof(int));
+    ASSERT_NOT_NULL(zeros);
+    int bad = 0;
+    for (int i = 0; i < 100; i++)
+        bad += zeros[i] != 0;
+    EXPECT_EQ(bad, 0);
+    void *aligned = shmem_align(4096, 100);
+    ASSERT_NOT_NULL(aligned);
+    EXPECT_EQ((uintptr_t)aligned % 4096, 0);
+    char *grown = shmem_realloc(NULL, 64);
+    ASSERT_NOT_NULL(grown);
+    for (int i = 0; i < 64; i++)
+        grown[i] = (char)(me + i);
+    grown = shmem_realloc(grown, 100000);
+    ASSERT_NOT_NULL(grown);
+    bad = 0;
+    for (int i = 0; i < 64; i++)
+        bad += grown[i] != (char)(me + i);
+    grown[99999] = 1;
+    char *shrunk = shmem_realloc(grown, 32);
+    ASSERT_NOT_NULL(shrunk);
+    for (int i = 0; i < 32; i++)
+        bad += shrunk[i] != (char)(me + i);
+    EXPECT_EQ(bad, 0);
+    /* The new block is symmetric: the next PE's copy is reachable. */
+    shmem_barrier_all();
+    EXPECT_EQ(shmem_char_g(&shrunk[3], (me + 1) % n), (char)((me + 1) % n + 3));
+    EXPECT_NULL(shmem_realloc(shrunk, 0));
+    void *hinted = shmem_malloc_with_hints(256, SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE);
+    ASSERT_NOT_NULL(hinted);
+    OSH_EXPECT_REJECTED(EXPECT_NULL(shmem_malloc_with_hints(256, 1L << 20)), "hints");
+    OSH_EXPECT_REJECTED(EXPECT_NULL(shmem_calloc(SIZE_MAX, 2)), "overflows");
+    OSH_EXPECT_REJECTED(EXPECT_NULL(shmem_align(3, 64)), "power of two");
+    OSH_EXPECT_REJECTED(EXPECT_NULL(shmem_malloc(1ull << 40)), "shmem_malloc");
+    OSH_EXPECT_OK(EXPECT_NULL(shmem_calloc(0, 8)));
+    shmem_free(hinted);
+    shmem_free(aligned);
+    shmem_free(zeros);
+    shmem_finalize();
+    return 0;
+}
+
+/* The first PE to call shmem_global_exit ends every PE with its status, also PEs that wait
+ * in a barrier for it. */
+static int t_global_exit(int me, int n)
+{
+    osh_test_init();
+    shmem_barrier_all();
+    if (me == n - 1) {
+        harness_sleep_ms(200);
+        shmem_global_exit(3);
+    }
+    shmem_barrier_all(); /* blocked here when the exit arrives */
+    for (int i = 0; i < 100; i++)
+        harness_sleep_ms(100);
+    harness_report(__FILE__, __LINE__, "still alive 10 s after shmem_global_exit");
+    return 1;
+}
+
+/* The deprecated active-set barrier and sync: the even PEs, then every PE, over pSync
+ * arrays that every call leaves as it found them. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int t_active_set(int me, int n)
+{
+    osh_test_init();
+    long *psync = shmem_malloc(2 * SHMEM_BARRIER_SYNC_SIZE * sizeof(long));
+    int *arrived = shmem_calloc(1, sizeof(int));
+    ASSERT(psync && arrived);
+    for (int i = 0; i < 2 * SHMEM_BARRIER_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();
+    int evens = (n + 1) / 2;
+    for (int round = 1; round <= 4; round++) {
+        if (me % 2 == 0) {
+            shmem_int_atomic_inc(arrived, 0);
+            shmem_barrier(0, 1, evens, psync);
+            if (me == 0)
+                EXPECT_EQ(shmem_int_atomic_fetch(arrived, 0), round * evens);
+            shmem_sync(0, 1, evens, psync);
+        }
+        shmem_sync(0, 0, n, psync + SHMEM_BARRIER_SYNC_SIZE);
+    }
+    shmem_barrier_all();
+    int bad = 0;
+    for (int i = 0; i < 2 * SHMEM_BARRIER_SYNC_SIZE; i++)
+        bad += psync[i] != SHMEM_SYNC_VALUE;
+    EXPECT_EQ(bad, 0);
+    OSH_EXPECT_REJECTED(shmem_barrier(0, 0, n + 1, psync), "active set");
+    if (me == 1)
+        OSH_EXPECT_REJECTED(shmem_barrier(0, 1, evens, psync), "not in the active set");
+    OSH_EXPECT_REJECTED(shmem_sync(me, 0, 1, NULL), "NULL");
+    shmem_pcontrol(1);
+    shmem_pcontrol(0, "any", 2);
+    shmem_barrier_all();
+    shmem_free(arrived);
+    shmem_free(psync);
+    shmem_finalize();
+    return 0;
+}
+
 static const harness_case cases[] = {
     { "hello", t_hello, OSH_OPTS, OSH_PES },
     { "ring", t_ring, OSH_OPTS, OSH_PES },
     { "without_launcher", t_without_launcher, { .no_init = 1, .no_uid = 1 }, { 1 } },
     { "bad_launcher_env", t_bad_launcher_env, { .no_init = 1, .no_uid = 1, .expect_status = 1 }, { 1 } },
     { "bad_input", t_bad_input, OSH_OPTS, { 2 } },
+    { "memory", t_memory, OSH_OPTS, OSH_PES },
+    { "global_exit", t_global_exit, { .no_init = 1, .expect_status = 3 }, OSH_PES },
+    { "active_set", t_active_set, OSH_OPTS, OSH_PES },
 };
 
 int main(int argc, char **argv)
