@@ -2,11 +2,11 @@
  *
  * Every PE runs in a session of its own (so a Ctrl-C at the terminal reaches the launcher
  * only, which passes it on once), with its standard output and error on pipes that the
- * launcher copies, line by line, to its own, each line prefixed with "[PE i] ".  One
- * thread does it all with poll(): the PEs' pipes and a self-pipe on which the signal
- * handlers write the signals that arrived (SIGCHLD, SIGINT, SIGTERM).  It never polls on
- * a timer while the job runs: it wakes for output, a signal, or a deadline (--timeout,
- * the end of --kill-grace). */
+ * launcher copies, line by line, to its own, each line prefixed with "[PE i] "; it dies
+ * with the launcher (PR_SET_PDEATHSIG).  One thread does it all with poll(): the PEs'
+ * pipes and a self-pipe on which the signal handlers write the signals that arrived
+ * (SIGCHLD, SIGINT, SIGTERM).  It never polls on a timer while the job runs: it wakes for
+ * output, a signal, or a deadline (--timeout, the end of --kill-grace). */
 #include "oshrun.h"
 
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,10 +217,14 @@ static void open_stream(stream_t *s, int fd, int sink, const char *tag)
 
 /* In the child: becomes PE rank's process and runs the command; tells errno through
  * report (close-on-exec) when it cannot. */
-static _Noreturn void become_pe(const oshrun_job_t *job, int out, int err, int report)
+static _Noreturn void become_pe(const oshrun_job_t *job, pid_t launcher, int out, int err, int report)
 {
     reset_signals();
     setsid();
+    /* No PE outlives the launcher, even one killed by SIGKILL (which it cannot pass on). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher)
+        _exit(127); /* it died before prctl */
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0)
         dup2(null, 0);
@@ -243,9 +248,9 @@ static int start_pe(job_state_t *st, int index)
         oshrun_note(job, "cannot make the pipes of PE %d: %s", job->first_pe + index, strerror(errno));
         return -1;
     }
-    pid_t pid = fork();
+    pid_t launcher = getpid(), pid = fork();
     if (pid == 0)
-        become_pe(job, out[1], err[1], report[1]);
+        become_pe(job, launcher, out[1], err[1], report[1]);
     close(out[1]);
     close(err[1]);
     close(report[1]);

@@ -43,6 +43,15 @@ def run(command, timeout=120, env=None, **kwargs):
                           env=clean_env() if env is None else env, **kwargs)
 
 
+def alive(pid):
+    """Whether process pid runs (a zombie that nobody reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 class Tools(unittest.TestCase):
     """Builds osh_launched once, with the wrapper under its OpenSHMEM name."""
 
@@ -244,6 +253,26 @@ class Launcher(Tools):
             text = "".join(lines) + out
             self.assertEqual(text.count(f"got {sig.name}"), 2, text + err)
             self.assertEqual(p.returncode, 128 + sig)
+
+    def test_no_pe_outlives_a_launcher_killed_by_sigkill(self):
+        p = subprocess.Popen([self.oshrun, "-np", "2", self.prog, "signals"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, env=clean_env())
+        try:
+            for _ in range(2):
+                self.assertIn("ready", p.stdout.readline())
+            pes = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+            self.assertEqual(len(pes), 2, pes)
+            p.kill()
+            p.wait(timeout=30)
+            deadline = time.monotonic() + 30
+            while any(map(alive, pes)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertFalse([pe for pe in pes if alive(pe)])
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
 
     def test_long_lines_and_a_last_line_without_newline(self):
         r = self.launch(["-n", "2", self.prog, "lines"])
