@@ -535,6 +535,128 @@ SHMEMI_API void shmem_clear_lock(long *lock);
 /** Takes the lock if it is free: 0 when taken, 1 when another PE holds it or waits for it. */
 SHMEMI_API int shmem_test_lock(long *lock);
 
+/* ---- C11 generic interfaces ----------------------------------------------------------
+ * In C11 (not C++), the typed families also go by their generic names, which pick the
+ * typed function from the type of the first pointer argument, and its shmem_ctx_ form when
+ * the first argument is a shmem_ctx_t: shmem_put(dest, source, nelems, pe) calls
+ * shmem_long_put when dest is a long *, shmem_put(ctx, dest, source, nelems, pe) calls
+ * shmem_ctx_long_put.  The types are the C types of each family's table (the fixed-width
+ * and size types are among them: int64_t is long or long long); a pointer to another type
+ * does not compile (the call names shmemi_c11_type_not_supported).  As with any macro, an
+ * argument with a comma of its own (a compound literal) needs parentheses around it. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+
+/* X(NAME, TYPE, OP): the distinct C types of each family, for _Generic. */
+#define SHMEMI_C11_TYPES_RMA(X, OP)                                                            \
+    X(float, float, OP) X(double, double, OP) X(longdouble, long double, OP) X(char, char, OP) \
+    X(schar, signed char, OP) X(short, short, OP) X(int, int, OP) X(long, long, OP)            \
+    X(longlong, long long, OP) X(uchar, unsigned char, OP) X(ushort, unsigned short, OP)       \
+    X(uint, unsigned int, OP) X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP)
+#define SHMEMI_C11_TYPES_AMO(X, OP)                                                            \
+    X(int, int, OP) X(long, long, OP) X(longlong, long long, OP) X(uint, unsigned int, OP)     \
+    X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP)
+#define SHMEMI_C11_TYPES_AMO_EXTENDED(X, OP) SHMEMI_C11_TYPES_AMO(X, OP) X(float, float, OP) X(double, double, OP)
+#define SHMEMI_C11_TYPES_AMO_BITWISE(X, OP)                                                    \
+    X(uint, unsigned int, OP) X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP)
+#define SHMEMI_C11_TYPES_P2P(X, OP)                                                            \
+    X(short, short, OP) X(int, int, OP) X(long, long, OP) X(longlong, long long, OP)           \
+    X(ushort, unsigned short, OP) X(uint, unsigned int, OP) X(ulong, unsigned long, OP)        \
+    X(ulonglong, unsigned long long, OP)
+
+/* Never defined: the generic names' choice for a type their family does not have. */
+void shmemi_c11_type_not_supported(void);
+
+/* One association of a _Generic: TYPE * (and, where the argument may be const, const
+ * TYPE *) selects the typed function or its shmem_ctx_ form. */
+#define SHMEMI_C11_ASSOC(NAME, TYPE, OP) TYPE *: shmem_##NAME##_##OP,
+#define SHMEMI_C11_ASSOC_CONST(NAME, TYPE, OP) TYPE *: shmem_##NAME##_##OP, const TYPE *: shmem_##NAME##_##OP,
+#define SHMEMI_C11_CTX_ASSOC(NAME, TYPE, OP) TYPE *: shmem_ctx_##NAME##_##OP,
+#define SHMEMI_C11_CTX_ASSOC_CONST(NAME, TYPE, OP)                                             \
+    TYPE *: shmem_ctx_##NAME##_##OP, const TYPE *: shmem_ctx_##NAME##_##OP,
+
+#define SHMEMI_C11_ARG1(a, ...) a
+#define SHMEMI_C11_ARG2(a, b, ...) b
+
+/* The function for a call without a context (chosen by the first argument's type) or with
+ * one (by the second's). */
+#define SHMEMI_C11_PICK(TABLE, ASSOC, CTX_ASSOC, OP, ...)                                      \
+    _Generic(SHMEMI_C11_ARG1(__VA_ARGS__, 0),                                                  \
+        shmem_ctx_t: _Generic(SHMEMI_C11_ARG2(__VA_ARGS__, 0, 0),                              \
+                         TABLE(CTX_ASSOC, OP) default: shmemi_c11_type_not_supported),         \
+        TABLE(ASSOC, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
+#define SHMEMI_C11_PICK_NO_CTX(TABLE, OP, ...)                                                 \
+    _Generic(SHMEMI_C11_ARG1(__VA_ARGS__, 0),                                                  \
+        TABLE(SHMEMI_C11_ASSOC, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
+
+#define SHMEMI_C11_RMA(OP, ...)                                                                \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_RMA, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
+#define SHMEMI_C11_RMA_CONST(OP, ...)                                                          \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_RMA, SHMEMI_C11_ASSOC_CONST, SHMEMI_C11_CTX_ASSOC_CONST, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO(OP, ...)                                                                \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO_EXTENDED(OP, ...)                                                       \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO_EXTENDED, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO_EXTENDED_CONST(OP, ...)                                                 \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO_EXTENDED, SHMEMI_C11_ASSOC_CONST, SHMEMI_C11_CTX_ASSOC_CONST, OP,  \
+                    __VA_ARGS__)
+#define SHMEMI_C11_AMO_BITWISE(OP, ...)                                                        \
+    SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO_BITWISE, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
+#define SHMEMI_C11_P2P(OP, ...) SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_P2P, OP, __VA_ARGS__)
+
+/* RMA and put with signal: shmem_put(dest, source, nelems, pe), shmem_put(ctx, dest, ...) ... */
+#define shmem_put(...) SHMEMI_C11_RMA(put, __VA_ARGS__)
+#define shmem_get(...) SHMEMI_C11_RMA(get, __VA_ARGS__)
+#define shmem_put_nbi(...) SHMEMI_C11_RMA(put_nbi, __VA_ARGS__)
+#define shmem_get_nbi(...) SHMEMI_C11_RMA(get_nbi, __VA_ARGS__)
+#define shmem_p(...) SHMEMI_C11_RMA(p, __VA_ARGS__)
+#define shmem_g(...) SHMEMI_C11_RMA_CONST(g, __VA_ARGS__)
+#define shmem_iput(...) SHMEMI_C11_RMA(iput, __VA_ARGS__)
+#define shmem_iget(...) SHMEMI_C11_RMA(iget, __VA_ARGS__)
+#define shmem_put_signal(...) SHMEMI_C11_RMA(put_signal, __VA_ARGS__)
+#define shmem_put_signal_nbi(...) SHMEMI_C11_RMA(put_signal_nbi, __VA_ARGS__)
+
+/* Atomic memory operations: shmem_atomic_add(dest, value, pe), shmem_atomic_add(ctx, ...) ... */
+#define shmem_atomic_fetch_inc(...) SHMEMI_C11_AMO(atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...) SHMEMI_C11_AMO(atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_inc(...) SHMEMI_C11_AMO(atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...) SHMEMI_C11_AMO(atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...) SHMEMI_C11_AMO(atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_add(...) SHMEMI_C11_AMO(atomic_add, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...) SHMEMI_C11_AMO(atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...) SHMEMI_C11_AMO(atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch(...) SHMEMI_C11_AMO_EXTENDED_CONST(atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...) SHMEMI_C11_AMO_EXTENDED(atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_set(...) SHMEMI_C11_AMO_EXTENDED(atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) SHMEMI_C11_AMO_EXTENDED(atomic_swap, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...) SHMEMI_C11_AMO_EXTENDED(atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_and(...) SHMEMI_C11_AMO_BITWISE(atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_or(...) SHMEMI_C11_AMO_BITWISE(atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_xor(...) SHMEMI_C11_AMO_BITWISE(atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...) SHMEMI_C11_AMO_BITWISE(atomic_fetch_xor_nbi, __VA_ARGS__)
+
+/* Point-to-point synchronization: shmem_wait_until(ivar, cmp, value) ... */
+#define shmem_wait_until(...) SHMEMI_C11_P2P(wait_until, __VA_ARGS__)
+#define shmem_wait_until_all(...) SHMEMI_C11_P2P(wait_until_all, __VA_ARGS__)
+#define shmem_wait_until_any(...) SHMEMI_C11_P2P(wait_until_any, __VA_ARGS__)
+#define shmem_wait_until_some(...) SHMEMI_C11_P2P(wait_until_some, __VA_ARGS__)
+#define shmem_wait_until_all_vector(...) SHMEMI_C11_P2P(wait_until_all_vector, __VA_ARGS__)
+#define shmem_wait_until_any_vector(...) SHMEMI_C11_P2P(wait_until_any_vector, __VA_ARGS__)
+#define shmem_wait_until_some_vector(...) SHMEMI_C11_P2P(wait_until_some_vector, __VA_ARGS__)
+#define shmem_test(...) SHMEMI_C11_P2P(test, __VA_ARGS__)
+#define shmem_test_all(...) SHMEMI_C11_P2P(test_all, __VA_ARGS__)
+#define shmem_test_any(...) SHMEMI_C11_P2P(test_any, __VA_ARGS__)
+#define shmem_test_some(...) SHMEMI_C11_P2P(test_some, __VA_ARGS__)
+#define shmem_test_all_vector(...) SHMEMI_C11_P2P(test_all_vector, __VA_ARGS__)
+#define shmem_test_any_vector(...) SHMEMI_C11_P2P(test_any_vector, __VA_ARGS__)
+#define shmem_test_some_vector(...) SHMEMI_C11_P2P(test_some_vector, __VA_ARGS__)
+
+#endif /* C11 */
+
 #ifdef __cplusplus
 }
 #endif

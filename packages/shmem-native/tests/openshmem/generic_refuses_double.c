@@ -1,0 +1,15 @@
+/* generic_refuses_double.c - must NOT compile: shmem_atomic_add has no double form (the
+ * standard AMO types are integers), so its generic name refuses a double * instead of
+ * picking some other type's function.  meson test osh_generic_refuses expects the compiler
+ * to fail on this file; osh_generic_accepts compiles it with -DELEMENT=long, which must work
+ * (so that the failure is the type's, not the command's). */
+#include <shmem.h>
+
+#ifndef ELEMENT
+#define ELEMENT double
+#endif
+
+void add_to(ELEMENT *word)
+{
+    shmem_atomic_add(word, 1, 0);
+}
