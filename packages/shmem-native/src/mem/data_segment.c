@@ -19,6 +19,14 @@
  * linker script leave two separate writable ranges, the one holding .bss (the last) is
  * shared and the others are named in the log: a put to them fails as "not symmetric".
  *
+ * Not in a Python process.  There the main program's globals are the interpreter's (a
+ * python3 linked with a static libpython holds its whole runtime state in .data/.bss), which
+ * every Python thread writes at any time; ctypes even lets them run during the call that
+ * reaches shmem_init.  Sharing them would lose their writes, and would make no Python
+ * variable symmetric anyway.  So where an initialised interpreter runs (python itself, or a
+ * program that embeds one), the data segment stays absent: shmem.core never asks for it,
+ * and a C extension that calls shmem_init gets the heaps only.
+ *
  * Why raw system calls for the pages of the range.  Sanitizer runtimes intercept mmap,
  * pwrite and pread: ASan checks that the buffer of a pwrite is addressable (the redzones
  * between globals are not, so copying the segment would be reported as an overflow) and
@@ -29,6 +37,7 @@
  * function built without instrumentation. */
 #include "mem/data_segment.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -300,21 +309,35 @@ static void register_atfork(void)
 
 /* ---- the counted placement ---------------------------------------------------------------- */
 
+/* 1 when this process runs an initialised Python interpreter (see the top of the file). */
+static int runs_python(void)
+{
+    int (*initialized)(void);
+    *(void **)&initialized = dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    return initialized && initialized();
+}
+
+/* The placement (size 0: none, in a Python process or a program without writable data). */
 static int place(void)
 {
-    writable_range_t r;
-    SHMEMI_TRY(find_writable_range(&r));
     shmemi_data_segment_t d = {.fd = -1};
-    if (r.end != 0) {
-        d.base = (uint8_t *)r.start;
+    if (runs_python()) {
+        SHMEMI_INFO("this process runs a Python interpreter: its globals are the interpreter's and stay "
+                    "private (not symmetric)");
+    } else {
+        writable_range_t r;
+        SHMEMI_TRY(find_writable_range(&r));
+        d.base = r.end ? (uint8_t *)r.start : NULL;
         d.size = r.end - r.start;
-        d.link_addr = (uint64_t)(r.start - r.bias);
+        d.link_addr = r.end ? (uint64_t)(r.start - r.bias) : 0;
+    }
+    if (d.size > 0) {
         SHMEMI_TRY(place_in_memfd(&d));
+        SHMEMI_INFO("the program's global and static data (%zu bytes at %p, link address %#llx) is symmetric",
+                    d.size, (void *)d.base, (unsigned long long)d.link_addr);
     }
     pthread_once(&atfork_once, register_atfork);
     placed = d;
-    SHMEMI_INFO("the program's global and static data (%zu bytes at %p, link address %#llx) is symmetric",
-                d.size, (void *)d.base, (unsigned long long)d.link_addr);
     return ACLSHMEM_SUCCESS;
 }
 
