@@ -272,6 +272,10 @@ static int t_ptr(int me, int n)
     ASSERT_NOT_NULL(peer);
     EXPECT(peer != data_table);
     EXPECT_EQ(aclshmem_ptr(data_table, me), data_table);
+    /* The peer's mapping keeps offsets within the page, and sits a few pages off the own
+     * one modulo 1 GiB (the heaps' rule, heap.c peer_placement). */
+    uintptr_t apart = (uintptr_t)peer - (uintptr_t)data_table, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    EXPECT(apart % page == 0 && apart % ((uintptr_t)1 << 30) != 0);
     EXPECT_EQ(peer[5], 13);
     aclshmem_barrier_all();
     __atomic_store_n(&peer[0], 500 + me, __ATOMIC_RELEASE);
