@@ -135,6 +135,43 @@ def test_the_header_reader_finds_what_the_compiler_declares(tmp_path):
             f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
 
 
+def test_every_openshmem_function_has_an_entry(html):
+    """Every function of shmem.h and shmemx.h (families expanded) and every C11 generic name
+    has an entry in docs/reference/openshmem."""
+    from shmem_sphinx import cheaders
+
+    page = html[os.path.join("reference", "openshmem.html")]
+    include = os.path.join(PACKAGES, "shmem-native", "include")
+    declared = [n for names in cheaders.openshmem_functions_by_header(include).values() for n in names]
+    declared += cheaders.generic_names(include)
+    assert len(declared) > 1000, "the header reader found too few OpenSHMEM functions"
+    missing = [n for n in declared if f'id="c.{n}"' not in page]
+    assert not missing, f"OpenSHMEM functions without an entry in docs/reference/openshmem: {missing}"
+
+
+def test_the_header_reader_finds_what_the_compiler_declares_in_shmem_h(tmp_path):
+    """The same check as for aclshmem.h, on the OpenSHMEM headers (the compiler's view
+    includes the C11 part; names of the header's own machinery, shmemi_*, are left out)."""
+    from shmem_sphinx import cheaders
+
+    include = os.path.join(PACKAGES, "shmem-native", "include")
+    source, aux = tmp_path / "openshmem.c", tmp_path / "openshmem.aux"
+    source.write_text("".join(f"#include <{h}>\n" for h in cheaders.OPENSHMEM_HEADERS))
+    run(["gcc", "-std=c11", "-fsyntax-only", f"-I{include}", "-aux-info", str(aux), str(source)])
+    compiled = {}
+    for path, name in re.findall(r"^/\* (\S+?):\d+:\w+ \*/ extern .*?\b(\w+) \(", aux.read_text(), re.M):
+        rel = os.path.relpath(path, include)
+        if not rel.startswith("..") and not cheaders.is_internal(name):
+            compiled.setdefault(rel.replace(os.sep, "/"), set()).add(name)
+    read = {rel: set(names) for rel, names in cheaders.openshmem_functions_by_header(include).items()}
+    assert sum(len(names) for names in compiled.values()) > 1000, "gcc -aux-info listed too few functions"
+    for rel in sorted(set(compiled) | set(read)):
+        assert read.get(rel, set()) == compiled.get(rel, set()), (
+            f"{rel}: the header reader and gcc disagree; only gcc: "
+            f"{sorted(compiled.get(rel, set()) - read.get(rel, set()))}, only the reader: "
+            f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
+
+
 def _environment_variables():
     names = set()
     for path in glob.glob(os.path.join(PACKAGES, "shmem-native", "src", "**", "*.c"), recursive=True):
@@ -176,6 +213,7 @@ def test_every_command_line_option_has_an_entry(html):
 def test_every_page_is_reachable(html):
     index = html["index.html"]
     for page in ("install", "quickstart", "concepts", "guides/torch", "guides/atomics", "guides/diagnostics",
+                 "guides/openshmem",
                  "guides/benchmarking", "guides/profiling", "migration", "troubleshooting",
                  "reference/index", "changelog"):
         assert f'href="{page}.html"' in index, f"{page} is not linked from the front page"

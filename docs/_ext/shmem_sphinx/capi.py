@@ -1,10 +1,11 @@
-"""``.. c-api-header:: aclshmem/rma.h``: the reference of one public header.
+"""``.. c-api-header:: aclshmem/rma.h`` (or ``shmem.h``): the reference of one public header.
 
 The header's own comments are the text (see cheaders.py for which comment documents
 what).  Declarations become Sphinx C-domain objects (``c:function``, ``c:enum``,
 ``c:struct``, ``c:macro``, ``c:type``), so ``:c:func:`aclshmem_putmem``` links work;
 each X-macro family becomes one table: its templates, then one row per element type
-with every generated name (each with an anchor and an index entry).
+with every generated name (each with an anchor and an index entry); a run of C11
+generic names (shmem.h) becomes one table too.
 """
 
 import os
@@ -27,7 +28,7 @@ def _known_names(include_dir):
     """{identifier: role} for every documented C name (for links in the prose)."""
     tables = cheaders.parse_tables(os.path.join(include_dir, "aclshmem", "types.h"))
     known = {}
-    for rel in cheaders.umbrella_order(include_dir):
+    for rel in cheaders.umbrella_order(include_dir) + list(cheaders.OPENSHMEM_HEADERS):
         header = cheaders.parse_header(os.path.join(include_dir, rel), tables)
         for e in header.entries:
             if e.kind == "function":
@@ -41,7 +42,7 @@ def _known_names(include_dir):
                     known[text.split("=")[0].strip()] = "c:enumerator"
             elif e.kind == "table" or (e.kind == "macro" and not is_plain_macro(e)):
                 known[e.name.split("(")[0]] = "c:macro"
-            elif e.kind == "macro":
+            elif e.kind in ("macro", "generic"):
                 known[e.name.split("(")[0]] = "literal"
     return known
 
@@ -101,17 +102,24 @@ class CApiHeader(SphinxDirective):
         if known is None:
             known = self.env._shmem_c_known = _known_names(include_dir)
 
+        c11_tables = cheaders.c11_type_tables(path)
         result = []
         if "no-intro" not in self.options and header.intro:
             result.extend(self._parse(self._paragraphs(header.intro, known)))
-        plain = []
+        plain, generic = [], []
         for entry in header.entries + [None]:
             if entry is not None and is_plain_macro(entry):
                 plain.append(entry)
                 continue
+            if entry is not None and entry.kind == "generic":
+                generic.append(entry)
+                continue
             if plain:
                 result.extend(self._macro_table(plain, known))
                 plain = []
+            if generic:
+                result.extend(self._generic_table(generic, known, c11_tables))
+                generic = []
             if entry is None:
                 break
             if entry.kind == "family":
@@ -137,6 +145,29 @@ class CApiHeader(SphinxDirective):
                 if lit.astext() in {e.name for e in entries} and not lit["ids"]:
                     lit["ids"].append(f"c.{lit.astext()}")
                     index_entries.append(("single", f"{lit.astext()} (C macro)", f"c.{lit.astext()}", "", None))
+        return [addnodes.index(entries=index_entries)] + list(nodes_)
+
+    def _generic_table(self, entries, known, c11_tables):
+        """A run of C11 generic names: the comment above the first, then one row a name with
+        the typed functions it picks and the C types it takes."""
+        lines = self._paragraphs(entries[0].doc, known) if entries[0].doc else []
+        lines += [".. list-table::", "   :header-rows: 1", "   :widths: 25 40 35", "",
+                  "   * - generic name", "     - calls", "     - for a first pointer to"]
+        for e in entries:
+            types, has_ctx = cheaders.generic_types(e.data["selector"], c11_tables)
+            calls = f"``shmem_<TYPE>_{e.data['op']}``"
+            if has_ctx:
+                calls += f", with a context first ``shmem_ctx_<TYPE>_{e.data['op']}``"
+            lines += [f"   * - ``{e.name}``", f"     - {calls}", "     - " + ", ".join(f"``{t}``" for t in types)]
+        lines.append("")
+        nodes_ = self._parse(lines)
+        index_entries = []
+        names = {e.name for e in entries}
+        for table in nodes_:
+            for lit in table.findall(nodes.literal):
+                if lit.astext() in names and not lit["ids"]:
+                    lit["ids"].append(f"c.{lit.astext()}")
+                    index_entries.append(("single", f"{lit.astext()} (C11 generic)", f"c.{lit.astext()}", "", None))
         return [addnodes.index(entries=index_entries)] + list(nodes_)
 
     # -- helpers ------------------------------------------------------------------------
@@ -197,7 +228,7 @@ class CApiHeader(SphinxDirective):
         """A rubric, the comment, the templates, and the table of generated names."""
         out = []
         params = e.data["params"]
-        title = f"Generated family {e.name.replace('ACLSHMEMI_DECLARE_', '')}"
+        title = "Generated family " + re.sub(r"^(ACLSHMEMI|SHMEMI)_DECLARE_", "", e.name)
         intro = [f".. rubric:: {title}", ""]
         intro += self._paragraphs(e.doc, known) if e.doc else []
         tables = " and ".join(f":c:macro:`{t}`" for t in e.data.get("tables") or ["?"])

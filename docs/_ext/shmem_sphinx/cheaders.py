@@ -1,4 +1,5 @@
-"""A small reader of the public C headers of libaclshmem, for the C API reference.
+"""A small reader of the public C headers of libaclshmem, for the C API references (the
+aclshmem headers and OpenSHMEM's ``shmem.h`` / ``shmemx.h``).
 
 It does not preprocess: it walks a header's text and splits it into *items* (comments,
 preprocessor lines, declarations, X-macro expansions), remembering where blank lines
@@ -11,9 +12,12 @@ separate them.  From those it builds *entries* that the Sphinx directive renders
   allocation functions;
 * a comment on the same line, after a declaration, is a remark on that declaration;
 * ``/* ---- title ---- */`` comments are section titles;
-* ``#define ACLSHMEMI_DECLARE_X(NAME, TYPE) ...`` together with a later
-  ``ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_X)`` line is a generated *family*: the templates
-  and the element table they are expanded over.
+* ``#define ACLSHMEMI_DECLARE_X(NAME, TYPE) ...`` (``SHMEMI_DECLARE_X`` in shmem.h)
+  together with a later ``ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_X)`` line is a generated
+  *family*: the templates and the element table they are expanded over (a table is a
+  ``#define NAME(X)`` of types.h or of the header itself);
+* ``#define shmem_put(...) SHMEMI_C11_RMA(put, __VA_ARGS__)`` is a C11 *generic* name;
+* names of the headers' own machinery (``SHMEMI_C11_*``, ``shmemi_*``) are not shown.
 
 Everything here is plain Python so that the tests can use it without Sphinx.  Why the
 reference does not use hawkmoth (libclang) instead: docs/README.md.
@@ -23,7 +27,18 @@ import os
 import re
 
 #: Macros that only decorate declarations.
-DECORATIONS = ("ACLSHMEM_HOST_API",)
+DECORATIONS = ("ACLSHMEM_HOST_API", "SHMEMI_API", "SHMEMI_DEPRECATED", "SHMEMI_NORETURN")
+#: The prefixes of the macros that declare a generated family.
+FAMILY_PREFIXES = ("ACLSHMEMI_DECLARE_", "SHMEMI_DECLARE_")
+#: The prefix of the expansions of C11 generic names (shmem.h).
+GENERIC_PREFIX = "SHMEMI_C11_"
+#: The OpenSHMEM headers, in the order of their reference.
+OPENSHMEM_HEADERS = ("shmem.h", "shmemx.h")
+
+
+def is_internal(name):
+    """A name of a header's own machinery, not of the API it declares."""
+    return name.startswith(("shmemi_", GENERIC_PREFIX))
 
 _WS = re.compile(r"\s+")
 _SECTION = re.compile(r"^-{2,}\s*(.*?)\s*-*$")
@@ -268,7 +283,8 @@ def parse_header(path, tables=None):
     with open(path, encoding="utf-8") as f:
         text = f.read()
     items = scan(text)
-    tables = tables or {}
+    tables = dict(tables or {})
+    tables.update(parse_tables(path))
 
     # The file comment: the first comment, "<file> - <what it is>".
     title, intro = os.path.basename(path), ""
@@ -309,11 +325,17 @@ def parse_header(path, tables=None):
                 remark = squash(rm.group(1))
                 value = value[:rm.start()] + value[rm.end():]
             value = squash(value)
-            if name in DECORATIONS or not value and name.endswith("_H"):
+            if name in DECORATIONS or not value and name.endswith("_H") or is_internal(name):
                 pending_doc = None
                 continue
             doc = pending_doc[0] if pending_doc and pending_doc[1] is None else ""
-            if name.startswith("ACLSHMEMI_DECLARE_"):
+            if value.startswith(GENERIC_PREFIX) and params == "(...)":
+                # A generic name: its family's table and the operation it picks.
+                m = re.match(r"(\w+)\((\w+),", value)
+                entries.append(Entry("generic", name, doc, selector=m.group(1), op=m.group(2)))
+                pending_doc = None
+                continue
+            if name.startswith(FAMILY_PREFIXES):
                 templates = []
                 for part in value.split(";"):
                     part = strip_decorations(part)
@@ -347,6 +369,9 @@ def parse_header(path, tables=None):
         # A declaration.
         doc = pending_doc[0] if pending_doc and (pending_doc[1] is None or pending_doc[2]) else ""
         entry = _decl_entry(item.text, doc, item.trailing)
+        if is_internal(entry.name):
+            pending_doc = None
+            continue
         group = pending_doc[1] if pending_doc and pending_doc[2] else None
         if pending_doc and pending_doc[1] is not None and not pending_doc[2]:
             doc = ""  # a /** comment documents one declaration only
@@ -363,7 +388,7 @@ def parse_header(path, tables=None):
 
 
 def parse_tables(types_h):
-    """The X-macro tables of types.h: {name: [tuple of arguments, ...]}."""
+    """The X-macro tables of a header (types.h, shmem.h): {name: [tuple of arguments, ...]}."""
     with open(types_h, encoding="utf-8") as f:
         text = f.read().replace("\\\n", " ")
     tables = {}
@@ -402,18 +427,62 @@ def functions_by_header(include_dir):
     """{"aclshmem/<file>.h": [every function it declares, families expanded]}, in the
     order aclshmem.h includes the headers."""
     tables = parse_tables(os.path.join(include_dir, "aclshmem", "types.h"))
-    out = {}
-    for rel in umbrella_order(include_dir):
-        names = out[rel] = []
-        for e in parse_header(os.path.join(include_dir, rel), tables).entries:
-            if e.kind == "function":
-                names.extend(e.data.get("names", [e.name]))
-            elif e.kind == "family":
-                for _row, fnames in expand_family(e):
-                    names.extend(fnames)
-    return out
+    return {rel: header_function_names(os.path.join(include_dir, rel), tables) for rel in umbrella_order(include_dir)}
 
 
 def all_function_names(include_dir):
     """Every function the headers declare (families expanded), in header order."""
     return [name for names in functions_by_header(include_dir).values() for name in names]
+
+
+def header_function_names(path, tables=None):
+    """Every function one header declares, families expanded."""
+    names = []
+    for e in parse_header(path, tables).entries:
+        if e.kind == "function":
+            names.extend(e.data.get("names", [e.name]))
+        elif e.kind == "family":
+            for _row, fnames in expand_family(e):
+                names.extend(fnames)
+    return names
+
+
+def openshmem_functions_by_header(include_dir):
+    """{"shmem.h": [...], "shmemx.h": [...]}: the functions of the OpenSHMEM headers."""
+    return {rel: header_function_names(os.path.join(include_dir, rel)) for rel in OPENSHMEM_HEADERS}
+
+
+def c11_type_tables(path):
+    """The C11 generic names' type tables of shmem.h, ``#define SHMEMI_C11_TYPES_X(X, OP)``:
+    {name: [C type, ...]}, a table that names another one included."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read().replace("\\\n", " ")
+    raw = dict(re.findall(r"#\s*define\s+(SHMEMI_C11_TYPES_\w+)\(X, OP\)([^\n]*)", text))
+    tables = {}
+
+    def types_of(name):
+        if name not in tables:
+            body = raw[name]
+            types = []
+            for ref in re.findall(r"\b(SHMEMI_C11_TYPES_\w+)\(X, OP\)", body):
+                types += types_of(ref)
+            types += [t.strip() for t in re.findall(r"\bX\([^,]*,([^,]*), OP\)", body)]
+            tables[name] = types
+        return tables[name]
+
+    for name in raw:
+        types_of(name)
+    return tables
+
+
+def generic_types(selector, tables):
+    """The C types a generic name's selector (SHMEMI_C11_RMA_CONST ...) takes, and whether
+    it has context forms (all but the point-to-point ones)."""
+    family = selector[len(GENERIC_PREFIX):].replace("_CONST", "")
+    return tables.get(GENERIC_PREFIX + "TYPES_" + family, []), family != "P2P"
+
+
+def generic_names(include_dir):
+    """The C11 generic names of shmem.h."""
+    header = parse_header(os.path.join(include_dir, "shmem.h"))
+    return [e.name for e in header.entries if e.kind == "generic"]

@@ -535,15 +535,7 @@ SHMEMI_API void shmem_clear_lock(long *lock);
 /** Takes the lock if it is free: 0 when taken, 1 when another PE holds it or waits for it. */
 SHMEMI_API int shmem_test_lock(long *lock);
 
-/* ---- C11 generic interfaces ----------------------------------------------------------
- * In C11 (not C++), the typed families also go by their generic names, which pick the
- * typed function from the type of the first pointer argument, and its shmem_ctx_ form when
- * the first argument is a shmem_ctx_t: shmem_put(dest, source, nelems, pe) calls
- * shmem_long_put when dest is a long *, shmem_put(ctx, dest, source, nelems, pe) calls
- * shmem_ctx_long_put.  The types are the C types of each family's table (the fixed-width
- * and size types are among them: int64_t is long or long long); a pointer to another type
- * does not compile (the call names shmemi_c11_type_not_supported).  As with any macro, an
- * argument with a comma of its own (a compound literal) needs parentheses around it. */
+/* ---- C11 generic interfaces ---------------------------------------------------------- */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
 /* X(NAME, TYPE, OP): the distinct C types of each family, for _Generic. */
@@ -603,7 +595,14 @@ void shmemi_c11_type_not_supported(void);
     SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO_BITWISE, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
 #define SHMEMI_C11_P2P(OP, ...) SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_P2P, OP, __VA_ARGS__)
 
-/* RMA and put with signal: shmem_put(dest, source, nelems, pe), shmem_put(ctx, dest, ...) ... */
+/* In C11 (not C++), the typed families also go by their generic names, which pick the
+ * typed function from the type of the first pointer argument, and its shmem_ctx_ form when
+ * the first argument is a shmem_ctx_t: shmem_put(dest, source, nelems, pe) calls
+ * shmem_long_put when dest is a long *, shmem_put(ctx, dest, source, nelems, pe) calls
+ * shmem_ctx_long_put.  The types are the C types of each family's table (the fixed-width
+ * and size types are among them: int64_t is long or long long); a pointer to another type
+ * does not compile (the call names shmemi_c11_type_not_supported).  As with any macro, an
+ * argument with a comma of its own (a compound literal) needs parentheses around it. */
 #define shmem_put(...) SHMEMI_C11_RMA(put, __VA_ARGS__)
 #define shmem_get(...) SHMEMI_C11_RMA(get, __VA_ARGS__)
 #define shmem_put_nbi(...) SHMEMI_C11_RMA(put_nbi, __VA_ARGS__)
