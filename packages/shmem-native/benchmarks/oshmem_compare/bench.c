@@ -1,11 +1,11 @@
 /*
  * bench.c - point-to-point and barrier numbers of an OpenSHMEM library, 2 PEs.
  *
- * Written against the standard OpenSHMEM API only (no shmem_ptr, no extensions), so the
- * same source measures Open MPI's OSHMEM and libaclshmem:
+ * Written against the standard OpenSHMEM API only (no extensions), so the same source
+ * measures Open MPI's OSHMEM and libaclshmem, each through its own shmem.h:
  *
- *     oshcc -O2 bench.c -o bench_oshmem
- *     cc -O2 -include shmem_compat.h bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
+ *     oshcc -O2 bench.c -o bench_oshmem                  (Open MPI's wrapper)
+ *     cc -O2 bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
  *
  * run.py beside it builds both, runs them in turn and compares them.  PE 0 measures, PE 1
  * is the target; extra PEs only take part in the barriers.
@@ -27,6 +27,10 @@
  *   put_lat_spin     8  the same, the target spinning on that word in a volatile loop of
  *                       its own, calling no library routine (us)
  *   p_lat            8  shmem_long_p + shmem_quiet, the target in the barrier (us)
+ *   put_lat_static   8  put_lat_barrier into a static array of the program (symmetric data,
+ *                       not the heap) (us)
+ *   put_lat_ctx      8  put_lat_barrier through a private context: shmem_ctx_putmem +
+ *                       shmem_ctx_quiet (us)
  *   get_lat          8  blocking shmem_getmem of 8 B (us)
  *   g_lat            8  shmem_long_g (us)
  *   pingpong         8  half a round trip: PE 0 shmem_long_p's a word to PE 1, which waits
@@ -43,9 +47,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#ifndef SHMEM_COMPAT_H /* libaclshmem: shmem_compat.h is included by -include instead */
 #include <shmem.h>
-#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +66,8 @@
 enum { C_SHARE, C_WAKE, C_PP, C_WORD, C_COUNT };
 
 static int me, npes;
+static char static_target[64]; /* symmetric: a static of the program (put_lat_static) */
+static shmem_ctx_t ctx;        /* a private context (put_lat_ctx), or SHMEM_CTX_DEFAULT */
 static long *ctl;       /* symmetric, C_COUNT words */
 static char *buf;       /* symmetric: what puts write and gets read on PE 1 */
 static char *loc;       /* symmetric: the source of puts, the destination of gets */
@@ -113,6 +117,38 @@ static double k_put_lat_barrier(long n, size_t size)
         for (long i = 0; i < n; i++) {
             shmem_putmem(buf, loc, size, 1);
             shmem_quiet();
+        }
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_put_lat_static(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_putmem(static_target, loc, size, 1);
+            shmem_quiet();
+        }
+        t = now() - t0;
+    }
+    shmem_barrier_all();
+    return t;
+}
+
+static double k_put_lat_ctx(long n, size_t size)
+{
+    double t = 0;
+    shmem_barrier_all();
+    if (me == 0) {
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            shmem_ctx_putmem(ctx, buf, loc, size, 1);
+            shmem_ctx_quiet(ctx);
         }
         t = now() - t0;
     }
@@ -505,11 +541,17 @@ int main(int argc, char **argv)
     }
 
     check_transfers();
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0)
+        ctx = SHMEM_CTX_DEFAULT; /* a library out of contexts: the default one, and say so */
+    if (me == 0 && ctx == SHMEM_CTX_DEFAULT)
+        printf("# put_lat_ctx uses SHMEM_CTX_DEFAULT: shmem_ctx_create failed\n");
 
     latency("put_lat_barrier", k_put_lat_barrier, 8, 1.0);
     latency("put_lat_asleep", k_put_lat_asleep, 8, 1.0);
     latency("put_lat_spin", k_put_lat_spin, 8, 1.0);
     latency("p_lat", k_p_lat, 8, 1.0);
+    latency("put_lat_static", k_put_lat_static, 8, 1.0);
+    latency("put_lat_ctx", k_put_lat_ctx, 8, 1.0);
     latency("get_lat", k_get_stream, 8, 1.0);
     latency("g_lat", k_g_lat, 8, 1.0);
     latency("pingpong", k_pingpong, 8, 2.0);
@@ -520,6 +562,8 @@ int main(int argc, char **argv)
     bandwidth("put_nbi_bw", k_put_nbi_bw);
     bandwidth("get_bw", k_get_stream);
 
+    if (ctx != SHMEM_CTX_DEFAULT)
+        shmem_ctx_destroy(ctx);
     shmem_barrier_all();
     if (me == 0) { /* every test ran: what the library does in shmem_finalize no longer counts */
         printf("# end\n");

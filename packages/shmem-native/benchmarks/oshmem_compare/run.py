@@ -2,8 +2,8 @@
 """libaclshmem against Open MPI's OSHMEM, side by side in one run.
 
 bench.c (beside this file) is written against the OpenSHMEM API.  This script builds it
-twice - with Open MPI's ``oshcc`` for OSHMEM, and with ``cc -include shmem_compat.h``
-against libaclshmem - runs both with 2 PEs in alternating rounds (so that both see the
+twice - with Open MPI's ``oshcc`` for OSHMEM, and with ``cc`` against libaclshmem's own
+``shmem.h`` (its OpenSHMEM 1.5 API) - runs both with 2 PEs in alternating rounds (so that both see the
 same machine load), takes the median of the rounds and prints, for every measure, both
 numbers, their ratio and the goal of issue #17:
 
@@ -24,8 +24,8 @@ run as root, ``--oversubscribe`` so that a 1-core machine works, and the UCX spm
 one Open MPI 4.1 ships).  libaclshmem's PEs are started here the way ``python -m shmem.run``
 starts them: this script makes the job's unique ID (aclshmemx_get_uniqueid, through ctypes,
 so nothing beyond the Python standard library is needed) and starts the program twice with
-SHMEM_RUN_UID / SHMEM_RUN_PE / SHMEM_RUN_NPES, which shmem_compat.h's shmem_init reads.
-(shmem.run itself only starts Python programs.)
+SHMEM_RUN_UID / SHMEM_RUN_PE / SHMEM_RUN_NPES, which libaclshmem's shmem_init reads (as
+``oshrun`` sets them).
 
 Binding.  oshrun binds PE i to core i by default.  ``--bind core`` (the default) gives
 libaclshmem's PEs the same: PE i on the i-th CPU this script may use.  ``--bind none``
@@ -52,8 +52,8 @@ UID_SIZE = 136
 NPES = 2
 APT_PACKAGES = ("openmpi-bin", "libopenmpi-dev")
 
-LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "get_lat", "g_lat", "pingpong",
-             "pingpong_ptr", "barrier")
+LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "put_lat_static", "put_lat_ctx",
+             "get_lat", "g_lat", "pingpong", "pingpong_ptr", "barrier")
 # Measures shown for reference, with no goal: what the hardware allows on each library's memory.
 REFERENCES = ("pingpong_ptr",)
 BANDWIDTHS = ("put_bw", "put_nbi_bw", "get_bw")
@@ -66,6 +66,8 @@ DESCRIPTIONS = {
     "put_lat_asleep": "putmem 8 B + quiet, target asleep in wait_until",
     "put_lat_spin": "putmem 8 B + quiet, target spinning in user code",
     "p_lat": "long_p + quiet",
+    "put_lat_static": "putmem 8 B + quiet into a static array",
+    "put_lat_ctx": "ctx_putmem 8 B + ctx_quiet, private context",
     "get_lat": "getmem 8 B",
     "g_lat": "long_g",
     "pingpong": "long_p / wait_until, half round trip",
@@ -83,9 +85,29 @@ class Failure(Exception):
 
 # ---- Open MPI ---------------------------------------------------------------------------
 
+def _says(cmd, words):
+    """Whether cmd's output holds one of words (how a tool tells which implementation it is)."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(w in done.stdout + done.stderr for w in words)
+
+
+def _tool(name, identify, words):
+    """The first `name` on PATH, or in /usr/bin, whose answer to `identify` holds one of
+    words: Open MPI's, never another implementation's tool of that name (libaclshmem
+    installs oshcc and oshrun too)."""
+    for path in dict.fromkeys(p for p in (shutil.which(name), f"/usr/bin/{name}") if p and os.path.exists(p)):
+        if _says([path, identify], words):
+            return path
+    return None
+
+
 def find_openmpi():
-    """(oshcc, oshrun) paths, or None when Open MPI's OSHMEM is not installed."""
-    oshcc, oshrun = shutil.which("oshcc"), shutil.which("oshrun")
+    """(oshcc, oshrun) paths of Open MPI's OSHMEM, or None when it is not installed."""
+    oshcc = _tool("oshcc", "--showme:version", ("Open SHMEM", "Open MPI"))
+    oshrun = _tool("oshrun", "--version", ("Open MPI", "OpenRTE", "open-mpi.org"))
     return (oshcc, oshrun) if oshcc and oshrun else None
 
 
@@ -184,8 +206,7 @@ def compile_both(workdir, oshcc, acl, cc):
     acl_bin = workdir / "bench_aclshmem"
     commands = [
         [oshcc, "-O2", "-std=c11", str(source), "-o", str(oshmem_bin)],
-        [cc, "-O2", "-std=c11", "-include", str(HERE / "shmem_compat.h"), *acl.cflags, str(source), "-o",
-         str(acl_bin), *acl.ldflags],
+        [cc, "-O2", "-std=c11", *acl.cflags, str(source), "-o", str(acl_bin), *acl.ldflags],
     ]
     for cmd in commands:
         done = subprocess.run(cmd, capture_output=True, text=True)
