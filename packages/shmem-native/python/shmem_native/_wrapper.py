@@ -2,7 +2,7 @@
 ``aclshmemc++``, ``oshcc``, ``oshc++``, ``oshCC``, ``shmemcc``, ``shmemc++`` and ``shmemCC``.
 
 ``oshcc prog.c -o prog`` runs ``cc -I<include_dir()> prog.c -L<library_dir()> -laclshmem
--Wl,-rpath,<library_dir()>``: the headers and the library of this wheel, with the rpath that
+-Wl,-rpath,<library_dir()> -Wl,-z,relro -Wl,-z,now``: the headers and the library of this wheel, with the rpath that
 lets the program find the library in site-packages.  It behaves as the wrapper that
 ``meson install`` installs (programs/aclshmemcc.in), whose documentation it follows:
 
@@ -43,7 +43,9 @@ def _compiler(cxx, env):
 def _flags(args):
     """(compile flags, link flags) for a command line with these arguments."""
     cflags = [f"-I{include_dir()}"]
-    libs = [f"-L{library_dir()}", "-laclshmem", f"-Wl,-rpath,{library_dir()}"]
+    # Full RELRO, as the installed wrapper: the lazy-binding table (.got.plt) would otherwise
+    # be part of the writable data that shmem_init shares with the other PEs.
+    libs = [f"-L{library_dir()}", "-laclshmem", f"-Wl,-rpath,{library_dir()}", "-Wl,-z,relro", "-Wl,-z,now"]
     if _NO_LINK.intersection(args):
         libs = []
     return cflags, libs
