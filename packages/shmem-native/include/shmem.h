@@ -535,6 +535,50 @@ SHMEMI_API void shmem_clear_lock(long *lock);
 /** Takes the lock if it is free: 0 when taken, 1 when another PE holds it or waits for it. */
 SHMEMI_API int shmem_test_lock(long *lock);
 
+/* ---- names deprecated before 1.5 --------------------------------------------------- */
+/* Kept so that older programs build unchanged (each warns where it is used); new code
+ * uses the names in the comments.  start_pes(npes) is shmem_init() (npes is ignored, and
+ * a second call changes nothing); _my_pe and _num_pes are shmem_my_pe and shmem_n_pes;
+ * shmalloc, shfree, shrealloc and shmemalign are shmem_malloc, shmem_free, shmem_realloc
+ * and shmem_align. */
+SHMEMI_API void start_pes(int npes) SHMEMI_DEPRECATED;
+SHMEMI_API int _my_pe(void) SHMEMI_DEPRECATED;
+SHMEMI_API int _num_pes(void) SHMEMI_DEPRECATED;
+SHMEMI_API void *shmalloc(size_t size) SHMEMI_DEPRECATED;
+SHMEMI_API void shfree(void *ptr) SHMEMI_DEPRECATED;
+SHMEMI_API void *shrealloc(void *ptr, size_t size) SHMEMI_DEPRECATED;
+SHMEMI_API void *shmemalign(size_t alignment, size_t size) SHMEMI_DEPRECATED;
+/* Cache management of machines without coherent caches: nothing to do here. */
+SHMEMI_API void shmem_set_cache_inv(void) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_set_cache_line_inv(void *dest) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_clear_cache_inv(void) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_clear_cache_line_inv(void *dest) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_udcflush(void) SHMEMI_DEPRECATED;
+SHMEMI_API void shmem_udcflush_line(void *dest) SHMEMI_DEPRECATED;
+
+/* The atomics' names before 1.4: fadd, finc, add, inc and cswap are atomic_fetch_add,
+ * atomic_fetch_inc, atomic_add, atomic_inc and atomic_compare_swap. */
+#define SHMEMI_DECLARE_AMO_DEPRECATED(NAME, TYPE)                                              \
+    SHMEMI_API TYPE shmem_##NAME##_fadd(TYPE *dest, TYPE value, int pe) SHMEMI_DEPRECATED;     \
+    SHMEMI_API TYPE shmem_##NAME##_finc(TYPE *dest, int pe) SHMEMI_DEPRECATED;                 \
+    SHMEMI_API void shmem_##NAME##_add(TYPE *dest, TYPE value, int pe) SHMEMI_DEPRECATED;      \
+    SHMEMI_API void shmem_##NAME##_inc(TYPE *dest, int pe) SHMEMI_DEPRECATED;                  \
+    SHMEMI_API TYPE shmem_##NAME##_cswap(TYPE *dest, TYPE cond, TYPE value, int pe) SHMEMI_DEPRECATED;
+SHMEMI_TYPES_AMO(SHMEMI_DECLARE_AMO_DEPRECATED)
+
+/* swap, fetch and set are atomic_swap, atomic_fetch and atomic_set. */
+#define SHMEMI_DECLARE_AMO_EXTENDED_DEPRECATED(NAME, TYPE)                                     \
+    SHMEMI_API TYPE shmem_##NAME##_swap(TYPE *dest, TYPE value, int pe) SHMEMI_DEPRECATED;     \
+    SHMEMI_API TYPE shmem_##NAME##_fetch(const TYPE *source, int pe) SHMEMI_DEPRECATED;        \
+    SHMEMI_API void shmem_##NAME##_set(TYPE *dest, TYPE value, int pe) SHMEMI_DEPRECATED;
+SHMEMI_TYPES_AMO(SHMEMI_DECLARE_AMO_EXTENDED_DEPRECATED)
+SHMEMI_TYPES_AMO_FLOAT(SHMEMI_DECLARE_AMO_EXTENDED_DEPRECATED)
+
+/* wait (until *ivar != cmp_value) is wait_until with SHMEM_CMP_NE. */
+#define SHMEMI_DECLARE_P2P_DEPRECATED(NAME, TYPE)                                              \
+    SHMEMI_API void shmem_##NAME##_wait(TYPE *ivar, TYPE cmp_value) SHMEMI_DEPRECATED;
+SHMEMI_TYPES_P2P(SHMEMI_DECLARE_P2P_DEPRECATED)
+
 /* ---- C11 generic interfaces ---------------------------------------------------------- */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 
@@ -579,6 +623,9 @@ void shmemi_c11_type_not_supported(void);
 #define SHMEMI_C11_PICK_NO_CTX(TABLE, OP, ...)                                                 \
     _Generic(SHMEMI_C11_ARG1(__VA_ARGS__, 0),                                                  \
         TABLE(SHMEMI_C11_ASSOC, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
+#define SHMEMI_C11_PICK_NO_CTX_CONST(TABLE, OP, ...)                                           \
+    _Generic(SHMEMI_C11_ARG1(__VA_ARGS__, 0),                                                  \
+        TABLE(SHMEMI_C11_ASSOC_CONST, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
 
 #define SHMEMI_C11_RMA(OP, ...)                                                                \
     SHMEMI_C11_PICK(SHMEMI_C11_TYPES_RMA, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
@@ -594,6 +641,11 @@ void shmemi_c11_type_not_supported(void);
 #define SHMEMI_C11_AMO_BITWISE(OP, ...)                                                        \
     SHMEMI_C11_PICK(SHMEMI_C11_TYPES_AMO_BITWISE, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
 #define SHMEMI_C11_P2P(OP, ...) SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_P2P, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO_DEPRECATED(OP, ...) SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_AMO, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO_EXTENDED_DEPRECATED(OP, ...)                                            \
+    SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_AMO_EXTENDED, OP, __VA_ARGS__)
+#define SHMEMI_C11_AMO_EXTENDED_CONST_DEPRECATED(OP, ...)                                      \
+    SHMEMI_C11_PICK_NO_CTX_CONST(SHMEMI_C11_TYPES_AMO_EXTENDED, OP, __VA_ARGS__)
 
 /* In C11 (not C++), the typed families also go by their generic names, which pick the
  * typed function from the type of the first pointer argument, and its shmem_ctx_ form when
@@ -653,6 +705,18 @@ void shmemi_c11_type_not_supported(void);
 #define shmem_test_all_vector(...) SHMEMI_C11_P2P(test_all_vector, __VA_ARGS__)
 #define shmem_test_any_vector(...) SHMEMI_C11_P2P(test_any_vector, __VA_ARGS__)
 #define shmem_test_some_vector(...) SHMEMI_C11_P2P(test_some_vector, __VA_ARGS__)
+
+/* The generic names before 1.4 of the atomics and of wait (deprecated as their typed
+ * functions are): shmem_fadd(dest, value, pe) calls shmem_long_fadd when dest is a long *. */
+#define shmem_fadd(...) SHMEMI_C11_AMO_DEPRECATED(fadd, __VA_ARGS__)
+#define shmem_finc(...) SHMEMI_C11_AMO_DEPRECATED(finc, __VA_ARGS__)
+#define shmem_add(...) SHMEMI_C11_AMO_DEPRECATED(add, __VA_ARGS__)
+#define shmem_inc(...) SHMEMI_C11_AMO_DEPRECATED(inc, __VA_ARGS__)
+#define shmem_cswap(...) SHMEMI_C11_AMO_DEPRECATED(cswap, __VA_ARGS__)
+#define shmem_swap(...) SHMEMI_C11_AMO_EXTENDED_DEPRECATED(swap, __VA_ARGS__)
+#define shmem_fetch(...) SHMEMI_C11_AMO_EXTENDED_CONST_DEPRECATED(fetch, __VA_ARGS__)
+#define shmem_set(...) SHMEMI_C11_AMO_EXTENDED_DEPRECATED(set, __VA_ARGS__)
+#define shmem_wait(...) SHMEMI_C11_P2P(wait, __VA_ARGS__)
 
 #endif /* C11 */
 

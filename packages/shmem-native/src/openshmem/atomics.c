@@ -210,3 +210,66 @@ SHMEMI_TYPES_AMO(DEFINE_STANDARD)
 SHMEMI_TYPES_AMO(DEFINE_EXTENDED)
 SHMEMI_TYPES_AMO_FLOAT(DEFINE_EXTENDED)
 SHMEMI_TYPES_AMO_BITWISE(DEFINE_BITWISE)
+
+/* ---- the names deprecated before 1.4 ------------------------------------------------------
+ * fadd, finc, add, inc, cswap, swap, fetch and set: the same operations under their old
+ * names (their profiling aliases refer to them, which the deprecation would warn about). */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define DEPRECATED_API(NAME, OPNAME) "shmem_" #NAME "_" #OPNAME
+
+#define DEFINE_OLD_UPDATE(NAME, TYPE, OPNAME, OP)                                                     \
+    void shmem_##NAME##_##OPNAME(TYPE *dest, TYPE value, int pe)                                     \
+    {                                                                                                \
+        amo(DEPRECATED_API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL,   \
+            pe, NULL);                                                                               \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_##OPNAME)
+
+#define DEFINE_OLD_FETCHING(NAME, TYPE, OPNAME, OP)                                                   \
+    TYPE shmem_##NAME##_##OPNAME(TYPE *dest, TYPE value, int pe)                                     \
+    {                                                                                                \
+        TYPE old;                                                                                    \
+        amo(DEPRECATED_API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL,   \
+            pe, &old);                                                                               \
+        return old;                                                                                  \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_##OPNAME)
+
+#define DEFINE_OLD_STANDARD(NAME, TYPE)                                                               \
+    DEFINE_OLD_FETCHING(NAME, TYPE, fadd, SHMEMI_AMO_ADD)                                            \
+    DEFINE_OLD_UPDATE(NAME, TYPE, add, SHMEMI_AMO_ADD)                                               \
+    TYPE shmem_##NAME##_finc(TYPE *dest, int pe)                                                     \
+    {                                                                                                \
+        return shmem_##NAME##_fadd(dest, 1, pe);                                                     \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_finc)                                                             \
+    void shmem_##NAME##_inc(TYPE *dest, int pe)                                                      \
+    {                                                                                                \
+        shmem_##NAME##_add(dest, 1, pe);                                                             \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_inc)                                                              \
+    TYPE shmem_##NAME##_cswap(TYPE *dest, TYPE cond, TYPE value, int pe)                             \
+    {                                                                                                \
+        TYPE old;                                                                                    \
+        amo(DEPRECATED_API(NAME, cswap), SHMEM_CTX_DEFAULT, dest, SHMEMI_AMO_CSWAP, sizeof(TYPE),    \
+            &value, &cond, pe, &old);                                                                \
+        return old;                                                                                  \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_cswap)
+
+#define DEFINE_OLD_EXTENDED(NAME, TYPE)                                                               \
+    DEFINE_OLD_FETCHING(NAME, TYPE, swap, SHMEMI_AMO_SWAP)                                           \
+    DEFINE_OLD_UPDATE(NAME, TYPE, set, SHMEMI_AMO_SET)                                               \
+    TYPE shmem_##NAME##_fetch(const TYPE *source, int pe)                                            \
+    {                                                                                                \
+        TYPE old;                                                                                    \
+        amo(DEPRECATED_API(NAME, fetch), SHMEM_CTX_DEFAULT, source, SHMEMI_AMO_FETCH, sizeof(TYPE),  \
+            NULL, NULL, pe, &old);                                                                   \
+        return old;                                                                                  \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_fetch)
+
+SHMEMI_TYPES_AMO(DEFINE_OLD_STANDARD)
+SHMEMI_TYPES_AMO(DEFINE_OLD_EXTENDED)
+SHMEMI_TYPES_AMO_FLOAT(DEFINE_OLD_EXTENDED)

@@ -141,3 +141,16 @@ _Static_assert(SHMEM_CMP_EQ == ACLSHMEM_CMP_EQ && SHMEM_CMP_NE == ACLSHMEM_CMP_N
 
 SHMEMI_TYPES_P2P(DEFINE_WAITS)
 SHMEMI_TYPES_P2P(DEFINE_TESTS)
+
+/* wait, deprecated in 1.4: until *ivar is no longer cmp_value.  (Its profiling alias refers
+ * to it, which the deprecation would warn about.) */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define DEFINE_OLD_WAIT(NAME, TYPE)                                                                   \
+    void shmem_##NAME##_wait(TYPE *ivar, TYPE cmp_value)                                             \
+    {                                                                                                \
+        int cmp = SHMEM_CMP_NE;                                                                      \
+        QUERY(NAME, TYPE, 1, SHMEMI_P2P_ALL, wait, ivar, 1, NULL, NULL, &cmp_value, 0, NULL, NULL);  \
+    }                                                                                                \
+    SHMEMI_PROFILED(shmem_##NAME##_wait)
+SHMEMI_TYPES_P2P(DEFINE_OLD_WAIT)
