@@ -103,19 +103,28 @@ def test_every_c_function_has_an_entry(html):
     assert not missing, f"C functions without an entry in docs/reference/c-api: {missing}"
 
 
-def _functions_the_compiler_declares(include, tmp_path):
-    """{"aclshmem/<file>.h": {names}} of every function GCC sees declared once it has
-    preprocessed aclshmem.h (X-macro families expanded): -aux-info writes one prototype
-    per declared function, after a comment naming the file and line it comes from."""
+def _functions_the_compiler_declares(include, tmp_path, headers=("aclshmem.h",)):
+    """{"<header>": {names}} of every function GCC sees declared once it has preprocessed
+    the headers (X-macro families expanded): -aux-info writes one prototype per declared
+    function, after a comment naming the file and line it comes from."""
     source, aux = tmp_path / "includes_all.c", tmp_path / "includes_all.aux"
-    source.write_text("#include <aclshmem.h>\n")
-    run(["gcc", "-fsyntax-only", f"-I{include}", "-aux-info", str(aux), str(source)])
+    source.write_text("".join(f"#include <{h}>\n" for h in headers))
+    run(["gcc", "-std=gnu11", "-fsyntax-only", f"-I{include}", "-aux-info", str(aux), str(source)])
     found = {}
     for path, name in re.findall(r"^/\* (\S+?):\d+:\w+ \*/ extern .*?\b(\w+) \(", aux.read_text(), re.M):
         rel = os.path.relpath(path, include)
         if not rel.startswith(".."):
             found.setdefault(rel.replace(os.sep, "/"), set()).add(name)
     return found
+
+
+def _assert_same_functions(read, compiled):
+    """read (the header reader's) and compiled (gcc's) list the same functions per header."""
+    for rel in sorted(set(compiled) | set(read)):
+        assert read.get(rel, set()) == compiled.get(rel, set()), (
+            f"{rel}: the header reader and gcc disagree; only gcc: "
+            f"{sorted(compiled.get(rel, set()) - read.get(rel, set()))}, only the reader: "
+            f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
 
 
 def test_the_header_reader_finds_what_the_compiler_declares(tmp_path):
@@ -128,11 +137,7 @@ def test_the_header_reader_finds_what_the_compiler_declares(tmp_path):
     compiled = _functions_the_compiler_declares(include, tmp_path)
     read = {rel: set(names) for rel, names in cheaders.functions_by_header(include).items() if names}
     assert sum(len(names) for names in compiled.values()) > 500, "gcc -aux-info listed too few functions"
-    for rel in sorted(set(compiled) | set(read)):
-        assert read.get(rel, set()) == compiled.get(rel, set()), (
-            f"{rel}: the header reader and gcc disagree; only gcc: "
-            f"{sorted(compiled.get(rel, set()) - read.get(rel, set()))}, only the reader: "
-            f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
+    _assert_same_functions(read, compiled)
 
 
 def test_every_openshmem_function_has_an_entry(html):
@@ -155,21 +160,11 @@ def test_the_header_reader_finds_what_the_compiler_declares_in_shmem_h(tmp_path)
     from shmem_sphinx import cheaders
 
     include = os.path.join(PACKAGES, "shmem-native", "include")
-    source, aux = tmp_path / "openshmem.c", tmp_path / "openshmem.aux"
-    source.write_text("".join(f"#include <{h}>\n" for h in cheaders.OPENSHMEM_HEADERS))
-    run(["gcc", "-std=c11", "-fsyntax-only", f"-I{include}", "-aux-info", str(aux), str(source)])
-    compiled = {}
-    for path, name in re.findall(r"^/\* (\S+?):\d+:\w+ \*/ extern .*?\b(\w+) \(", aux.read_text(), re.M):
-        rel = os.path.relpath(path, include)
-        if not rel.startswith("..") and not cheaders.is_internal(name):
-            compiled.setdefault(rel.replace(os.sep, "/"), set()).add(name)
+    declared = _functions_the_compiler_declares(include, tmp_path, cheaders.OPENSHMEM_HEADERS)
+    compiled = {rel: {n for n in names if not cheaders.is_internal(n)} for rel, names in declared.items()}
     read = {rel: set(names) for rel, names in cheaders.openshmem_functions_by_header(include).items()}
     assert sum(len(names) for names in compiled.values()) > 1000, "gcc -aux-info listed too few functions"
-    for rel in sorted(set(compiled) | set(read)):
-        assert read.get(rel, set()) == compiled.get(rel, set()), (
-            f"{rel}: the header reader and gcc disagree; only gcc: "
-            f"{sorted(compiled.get(rel, set()) - read.get(rel, set()))}, only the reader: "
-            f"{sorted(read.get(rel, set()) - compiled.get(rel, set()))}")
+    _assert_same_functions(read, compiled)
 
 
 def _environment_variables():

@@ -38,13 +38,26 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
 #define API(NAME, OPNAME) "shmem_" #NAME "_atomic_" #OPNAME
 #define CTX_API(NAME, OPNAME) "shmem_ctx_" #NAME "_atomic_" #OPNAME
 
-/* An update without a result: add, set, and, or, xor. */
-#define DEFINE_UPDATE(NAME, TYPE, OPNAME, OP)                                                         \
-    void shmem_##NAME##_atomic_##OPNAME(TYPE *dest, TYPE value, int pe)                              \
+/* One function without a context: an update without a result, and one that returns the old
+ * value (FN is the function, API the name its errors carry). */
+#define UPDATE_FN(FN, API, TYPE, OP)                                                                 \
+    void FN(TYPE *dest, TYPE value, int pe)                                                          \
     {                                                                                                \
-        amo(API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL, pe, NULL);   \
+        amo(API, SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL, pe, NULL);                 \
     }                                                                                                \
-    SHMEMI_PROFILED(shmem_##NAME##_atomic_##OPNAME)                                                  \
+    SHMEMI_PROFILED(FN)
+#define FETCHING_FN(FN, API, TYPE, OP)                                                               \
+    TYPE FN(TYPE *dest, TYPE value, int pe)                                                          \
+    {                                                                                                \
+        TYPE old;                                                                                    \
+        amo(API, SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL, pe, &old);                 \
+        return old;                                                                                  \
+    }                                                                                                \
+    SHMEMI_PROFILED(FN)
+
+/* An update without a result: add, set, and, or, xor. */
+#define DEFINE_UPDATE(NAME, TYPE, OPNAME, OP)                                                        \
+    UPDATE_FN(shmem_##NAME##_atomic_##OPNAME, API(NAME, OPNAME), TYPE, OP)                           \
     void shmem_ctx_##NAME##_atomic_##OPNAME(shmem_ctx_t ctx, TYPE *dest, TYPE value, int pe)         \
     {                                                                                                \
         amo(CTX_API(NAME, OPNAME), ctx, dest, OP, sizeof(TYPE), &value, NULL, pe, NULL);             \
@@ -53,14 +66,8 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
 
 /* An update that returns the old value, and its _nbi form: fetch_add, swap, fetch_and,
  * fetch_or, fetch_xor. */
-#define DEFINE_FETCHING(NAME, TYPE, OPNAME, OP)                                                       \
-    TYPE shmem_##NAME##_atomic_##OPNAME(TYPE *dest, TYPE value, int pe)                              \
-    {                                                                                                \
-        TYPE old;                                                                                    \
-        amo(API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL, pe, &old);   \
-        return old;                                                                                  \
-    }                                                                                                \
-    SHMEMI_PROFILED(shmem_##NAME##_atomic_##OPNAME)                                                  \
+#define DEFINE_FETCHING(NAME, TYPE, OPNAME, OP)                                                      \
+    FETCHING_FN(shmem_##NAME##_atomic_##OPNAME, API(NAME, OPNAME), TYPE, OP)                         \
     TYPE shmem_ctx_##NAME##_atomic_##OPNAME(shmem_ctx_t ctx, TYPE *dest, TYPE value, int pe)         \
     {                                                                                                \
         TYPE old;                                                                                    \
@@ -82,7 +89,7 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
     SHMEMI_PROFILED(shmem_ctx_##NAME##_atomic_##OPNAME##_nbi)
 
 /* inc and fetch_inc: add 1. */
-#define DEFINE_INC(NAME, TYPE)                                                                        \
+#define DEFINE_INC(NAME, TYPE)                                                                       \
     void shmem_##NAME##_atomic_inc(TYPE *dest, int pe)                                               \
     {                                                                                                \
         amo(API(NAME, inc), SHMEM_CTX_DEFAULT, dest, SHMEMI_AMO_ADD, sizeof(TYPE), &(TYPE){1}, NULL, \
@@ -124,7 +131,7 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
     SHMEMI_PROFILED(shmem_ctx_##NAME##_atomic_fetch_inc_nbi)
 
 /* compare_swap: *dest = value when *dest == cond; the old value either way. */
-#define DEFINE_COMPARE_SWAP(NAME, TYPE)                                                               \
+#define DEFINE_COMPARE_SWAP(NAME, TYPE)                                                              \
     TYPE shmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond, TYPE value, int pe)               \
     {                                                                                                \
         TYPE old;                                                                                    \
@@ -158,7 +165,7 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
     SHMEMI_PROFILED(shmem_ctx_##NAME##_atomic_compare_swap_nbi)
 
 /* fetch: the value, read atomically. */
-#define DEFINE_FETCH(NAME, TYPE)                                                                      \
+#define DEFINE_FETCH(NAME, TYPE)                                                                     \
     TYPE shmem_##NAME##_atomic_fetch(const TYPE *source, int pe)                                     \
     {                                                                                                \
         TYPE old;                                                                                    \
@@ -189,16 +196,16 @@ static void amo_nbi(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_a
     SHMEMI_PROFILED(shmem_ctx_##NAME##_atomic_fetch_nbi)
 
 /* The families of shmem.h, over its tables. */
-#define DEFINE_STANDARD(NAME, TYPE)                                                                   \
+#define DEFINE_STANDARD(NAME, TYPE)                                                                  \
     DEFINE_INC(NAME, TYPE)                                                                           \
     DEFINE_UPDATE(NAME, TYPE, add, SHMEMI_AMO_ADD)                                                   \
     DEFINE_FETCHING(NAME, TYPE, fetch_add, SHMEMI_AMO_ADD)                                           \
     DEFINE_COMPARE_SWAP(NAME, TYPE)
-#define DEFINE_EXTENDED(NAME, TYPE)                                                                   \
+#define DEFINE_EXTENDED(NAME, TYPE)                                                                  \
     DEFINE_FETCH(NAME, TYPE)                                                                         \
     DEFINE_UPDATE(NAME, TYPE, set, SHMEMI_AMO_SET)                                                   \
     DEFINE_FETCHING(NAME, TYPE, swap, SHMEMI_AMO_SWAP)
-#define DEFINE_BITWISE(NAME, TYPE)                                                                    \
+#define DEFINE_BITWISE(NAME, TYPE)                                                                   \
     DEFINE_UPDATE(NAME, TYPE, and, SHMEMI_AMO_AND)                                                   \
     DEFINE_FETCHING(NAME, TYPE, fetch_and, SHMEMI_AMO_AND)                                           \
     DEFINE_UPDATE(NAME, TYPE, or, SHMEMI_AMO_OR)                                                     \
@@ -218,25 +225,12 @@ SHMEMI_TYPES_AMO_BITWISE(DEFINE_BITWISE)
 
 #define DEPRECATED_API(NAME, OPNAME) "shmem_" #NAME "_" #OPNAME
 
-#define DEFINE_OLD_UPDATE(NAME, TYPE, OPNAME, OP)                                                     \
-    void shmem_##NAME##_##OPNAME(TYPE *dest, TYPE value, int pe)                                     \
-    {                                                                                                \
-        amo(DEPRECATED_API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL,   \
-            pe, NULL);                                                                               \
-    }                                                                                                \
-    SHMEMI_PROFILED(shmem_##NAME##_##OPNAME)
+#define DEFINE_OLD_UPDATE(NAME, TYPE, OPNAME, OP)                                                    \
+    UPDATE_FN(shmem_##NAME##_##OPNAME, DEPRECATED_API(NAME, OPNAME), TYPE, OP)
+#define DEFINE_OLD_FETCHING(NAME, TYPE, OPNAME, OP)                                                  \
+    FETCHING_FN(shmem_##NAME##_##OPNAME, DEPRECATED_API(NAME, OPNAME), TYPE, OP)
 
-#define DEFINE_OLD_FETCHING(NAME, TYPE, OPNAME, OP)                                                   \
-    TYPE shmem_##NAME##_##OPNAME(TYPE *dest, TYPE value, int pe)                                     \
-    {                                                                                                \
-        TYPE old;                                                                                    \
-        amo(DEPRECATED_API(NAME, OPNAME), SHMEM_CTX_DEFAULT, dest, OP, sizeof(TYPE), &value, NULL,   \
-            pe, &old);                                                                               \
-        return old;                                                                                  \
-    }                                                                                                \
-    SHMEMI_PROFILED(shmem_##NAME##_##OPNAME)
-
-#define DEFINE_OLD_STANDARD(NAME, TYPE)                                                               \
+#define DEFINE_OLD_STANDARD(NAME, TYPE)                                                              \
     DEFINE_OLD_FETCHING(NAME, TYPE, fadd, SHMEMI_AMO_ADD)                                            \
     DEFINE_OLD_UPDATE(NAME, TYPE, add, SHMEMI_AMO_ADD)                                               \
     TYPE shmem_##NAME##_finc(TYPE *dest, int pe)                                                     \
@@ -258,7 +252,7 @@ SHMEMI_TYPES_AMO_BITWISE(DEFINE_BITWISE)
     }                                                                                                \
     SHMEMI_PROFILED(shmem_##NAME##_cswap)
 
-#define DEFINE_OLD_EXTENDED(NAME, TYPE)                                                               \
+#define DEFINE_OLD_EXTENDED(NAME, TYPE)                                                              \
     DEFINE_OLD_FETCHING(NAME, TYPE, swap, SHMEMI_AMO_SWAP)                                           \
     DEFINE_OLD_UPDATE(NAME, TYPE, set, SHMEMI_AMO_SET)                                               \
     TYPE shmem_##NAME##_fetch(const TYPE *source, int pe)                                            \

@@ -1,10 +1,6 @@
 /* The setup, memory and cache calls that OpenSHMEM deprecated before 1.5, under their old
- * names: each is the call that replaced it (the cache calls have nothing to do on machines
- * whose caches are coherent).  Their errors name the old call. */
-#include "core/error.h"
-#include "core/instance.h"
-#include "mem/allocator.h"
-#include "mem/mem_api.h"
+ * names: each calls the function that replaced it (whose name its errors carry); the cache
+ * calls have nothing to do on machines whose caches are coherent. */
 #include "openshmem/osh.h"
 
 /* Their profiling aliases refer to them, which the deprecation would warn about. */
@@ -19,39 +15,37 @@ SHMEMI_PROFILED(start_pes)
 
 int _my_pe(void)
 {
-    shmemi_instance_t *inst = shmemi_require("_my_pe");
-    return inst ? inst->my_pe : -1;
+    return shmem_my_pe();
 }
 SHMEMI_PROFILED(_my_pe)
 
 int _num_pes(void)
 {
-    shmemi_instance_t *inst = shmemi_require("_num_pes");
-    return inst ? inst->n_pes : -1;
+    return shmem_n_pes();
 }
 SHMEMI_PROFILED(_num_pes)
 
 void *shmalloc(size_t size)
 {
-    return size ? shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, DEVICE_SIDE, 0, 0, "shmalloc") : NULL;
+    return shmem_malloc(size);
 }
 SHMEMI_PROFILED(shmalloc)
 
 void shfree(void *ptr)
 {
-    shmemi_symmetric_free(ptr, DEVICE_SIDE, "shfree");
+    shmem_free(ptr);
 }
 SHMEMI_PROFILED(shfree)
 
 void *shrealloc(void *ptr, size_t size)
 {
-    return shmemi_symmetric_realloc(ptr, size, DEVICE_SIDE, "shrealloc");
+    return shmem_realloc(ptr, size);
 }
 SHMEMI_PROFILED(shrealloc)
 
 void *shmemalign(size_t alignment, size_t size)
 {
-    return size ? shmemi_symmetric_alloc(alignment, size, DEVICE_SIDE, 0, 0, "shmemalign") : NULL;
+    return shmem_align(alignment, size);
 }
 SHMEMI_PROFILED(shmemalign)
 

@@ -37,7 +37,7 @@ static int t_setup_and_memory(int me, int n)
     shmem_udcflush_line(block);
     shmem_barrier_all();
     EXPECT_EQ(shmem_long_g(block, (me + 1) % n), (me + 1) % n);
-    OSH_EXPECT_REJECTED(shfree(&me), "shfree");
+    OSH_EXPECT_REJECTED(shfree(&me), "shmem_free"); /* the call it stands for */
     shmem_barrier_all();
     shfree(aligned);
     shfree(block);
