@@ -16,8 +16,12 @@
  *
  * The typed families are declared once, as X-macro templates expanded over the type
  * tables below, so the list of types of each family is written in one place; the
- * compiler sees ordinary prototypes (gcc -E shows them).  Collectives (broadcast,
- * reductions, collect, alltoall) are not part of this version of the library.
+ * compiler sees ordinary prototypes (gcc -E shows them).  X-macros rather than a header
+ * generated at build time: the same tables also generate the library's definitions, its
+ * tests and the C11 generic names, and the documentation reads them from this file, so
+ * there is no second list to keep in step and the installed header is the source.
+ * Collectives (broadcast, reductions, collect, alltoall) are not part of this version of
+ * the library.
  */
 #ifndef SHMEM_H
 #define SHMEM_H
