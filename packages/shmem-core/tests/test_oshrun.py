@@ -1,6 +1,6 @@
 """oshrun / shmemrun / aclshmemrun, shmem-core's console scripts (shmem.run.oshrun_main):
 python -m shmem.run for any program (issue #24).  The C launcher of the same names is
-tested by packages/shmem-native/tests/launcher/test_oshrun.py."""
+tested by packages/shmem-native/tests/launcher/oshrun_cases.py (meson test oshrun)."""
 
 import os
 import signal

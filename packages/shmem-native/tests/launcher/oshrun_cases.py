@@ -2,7 +2,7 @@
 """aclshmemcc (oshcc) and aclshmemrun (oshrun) of the build tree, as a C-only user runs them
 (issue #24).  Run by `meson test oshrun` (tests/launcher/meson.build):
 
-    test_oshrun.py --cc BUILD/programs/aclshmemcc --run BUILD/programs/aclshmemrun \\
+    oshrun_cases.py --cc BUILD/programs/aclshmemcc --run BUILD/programs/aclshmemrun \\
                    --source tests/launcher/osh_launched.c --repo REPO [--sanitized]
                    [unittest options]
 
