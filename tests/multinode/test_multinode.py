@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # The cases of mn_suite (test_case_list checks this against `mn_suite --list`).
 CASES = ["init", "putmem", "typed", "strided", "nbi", "signal", "wait", "amo", "barrier",
-         "teams", "killed", "victim"]
+         "teams", "killed", "victim", "coll"]
 # name: (nodes, PEs per node)
 LAYOUTS = {"2x2": (2, 2), "3x1": (3, 1)}
 

@@ -393,8 +393,11 @@ def parse_tables(types_h):
         text = f.read().replace("\\\n", " ")
     tables = {}
     for m in re.finditer(r"#\s*define\s+([A-Z0-9_]+)\(X\)([^\n]*)", text):
-        rows = [tuple(a.strip() for a in args.split(","))
-                for args in re.findall(r"\bX\(([^)]*)\)", m.group(2))]
+        rows = []
+        # a row X(...), or OTHER(X): the rows of a table defined before (types.h's
+        # ACLSHMEM_REDUCE_ARITH_TYPES is min/max's table and two more rows)
+        for args, other in re.findall(r"\bX\(([^)]*)\)|\b([A-Z][A-Z0-9_]*)\(X\)", m.group(2)):
+            rows.extend(tables.get(other, []) if other else [tuple(a.strip() for a in args.split(","))])
         tables[m.group(1)] = rows
     return tables
 

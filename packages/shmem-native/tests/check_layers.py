@@ -31,6 +31,7 @@ LAYERS = [
     ("mem api", ["mem/mem_api"]),
     ("sync", ["sync/"]),
     ("amo", ["amo/"]),
+    ("coll", ["coll/"]),
     ("platform", ["platform/"]),
     ("init", ["init/"]),
     ("openshmem", ["openshmem/"]),

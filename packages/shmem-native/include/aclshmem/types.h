@@ -227,6 +227,42 @@ typedef struct {
 /* X(BITS): the element widths of the sized RMA families. */
 #define ACLSHMEM_RMA_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 
+/* X(NAME, TYPE): the element types of the collectives that move data (aclshmem/coll.h:
+ * broadcast, collect, fcollect, alltoall, alltoalls): OpenSHMEM 1.5's standard types, half
+ * and bfloat16. */
+#define ACLSHMEM_COLL_TYPES(X)                                                                 \
+    X(float, float) X(double, double) X(longdouble, long double) X(char, char)                 \
+    X(schar, signed char) X(short, short) X(int, int) X(long, long) X(longlong, long long)     \
+    X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)                    \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) \
+    X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t)                  \
+    X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)              \
+    X(half, aclshmem_half_t) X(bfloat16, aclshmem_bfloat16_t)
+
+/* X(NAME, TYPE): the element types of the and, or and xor reductions (OpenSHMEM 1.5's
+ * table: unsigned and fixed-width integers). */
+#define ACLSHMEM_REDUCE_BITWISE_TYPES(X)                                                       \
+    X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)                    \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) \
+    X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t)                  \
+    X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)
+
+/* X(NAME, TYPE): the element types of the min and max reductions (every integer and real
+ * floating type of OpenSHMEM 1.5's table, half and bfloat16). */
+#define ACLSHMEM_REDUCE_MINMAX_TYPES(X)                                                        \
+    X(char, char) X(schar, signed char) X(short, short) X(int, int) X(long, long)              \
+    X(longlong, long long) X(ptrdiff, ptrdiff_t) X(uchar, unsigned char)                       \
+    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                    \
+    X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)       \
+    X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)                \
+    X(uint64, uint64_t) X(size, size_t) X(float, float) X(double, double)                      \
+    X(longdouble, long double) X(half, aclshmem_half_t) X(bfloat16, aclshmem_bfloat16_t)
+
+/* X(NAME, TYPE): the element types of the sum and prod reductions: those of min and max,
+ * and the complex types. */
+#define ACLSHMEM_REDUCE_ARITH_TYPES(X)                                                         \
+    ACLSHMEM_REDUCE_MINMAX_TYPES(X) X(complexf, float _Complex) X(complexd, double _Complex)
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,13 @@
 
 #define SHMEMI_BARRIER_ROUNDS 16 /* dissemination rounds: ceil(log2(ACLSHMEM_MAX_PES)) + spare */
 
+/* A collective's record (coll/exchange.c): what this PE was asked to do, read by the team. */
+#define SHMEMI_COLL_RECORD_BYTES 256
+
+typedef struct {
+    _Alignas(64) uint8_t bytes[SHMEMI_COLL_RECORD_BYTES];
+} shmemi_coll_slot_t;
+
 typedef struct {
     /* The futex word waiters sleep on: bumped to wake them (see core/wait.c). */
     _Atomic uint32_t doorbell;
@@ -17,6 +24,12 @@ typedef struct {
     uint8_t pad[56];
     /* Barrier arrivals per team and dissemination round; monotonic. */
     _Atomic uint64_t team_psync[ACLSHMEM_MAX_TEAMS][SHMEMI_BARRIER_ROUNDS];
+    /* The collectives' records per team, two used in turn: one collective's record stays
+     * readable while a slow PE still reads it and the fast ones start the next one. */
+    shmemi_coll_slot_t coll_record[ACLSHMEM_MAX_TEAMS][2];
+    /* Notifications between the PEs of one node inside a collective, per team; monotonic,
+     * as the barrier counters (coll/exchange.c). */
+    _Atomic uint64_t coll_signal[ACLSHMEM_MAX_TEAMS];
 } shmemi_ctrl_t;
 
 #endif

@@ -15,6 +15,7 @@ struct shmemi_team_pool;
 struct shmemi_transport_ops;
 struct shmemi_stream;
 struct shmemi_plugin;
+struct shmemi_coll_state;
 
 typedef struct shmemi_instance {
     uint64_t id;
@@ -38,6 +39,7 @@ typedef struct shmemi_instance {
     void (*before_sleep)(struct shmemi_instance *inst); /* the plug-in's, NULL without one */
 
     struct shmemi_team_pool *teams;
+    struct shmemi_coll_state *coll; /* the collectives engine's (coll/) */
     struct shmemi_stream *default_stream;
 
     aclshmem_ub_config_t engine_config[4]; /* mte, sdma, rdma, udma */

@@ -10,6 +10,7 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/channel.h"
 #include "bootstrap/net.h"
+#include "coll/coll.h"
 #include "core/ctrl.h"
 #include "core/error.h"
 #include "core/instance.h"
@@ -144,6 +145,7 @@ static void teardown(shmemi_instance_t *inst, int clean)
 {
     int abandoned = 0; /* streams were finished already, or never had work */
     (void)shmemi_platform_instance_fini(inst, inst->control_timeout_ms, &abandoned);
+    shmemi_coll_fini(inst);
     shmemi_teams_fini(inst);
     if (inst->boot)
         shmemi_bootstrap_set_failure_hook(inst->boot, NULL, NULL);
@@ -186,6 +188,7 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
     SHMEMI_TRY(shmemi_heaps_share(&inst->heaps, inst->boot, INIT_KEY_SHARE, inner->secret, init_timeout_ms));
     SHMEMI_TRY(shmemi_transport_select(inst));
     SHMEMI_TRY(shmemi_teams_init(inst));
+    SHMEMI_TRY(shmemi_coll_init(inst));
     SHMEMI_TRY(shmemi_platform_instance_init(inst));
 
     /* Everyone is mapped and agrees on the heap size before anyone touches a peer. */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "aclshmem.h"
+#include "aclshmem/coll.h"
 #ifdef MN_SHARE_DATA
 #include "init/init.h"
 #endif
@@ -1027,6 +1028,105 @@ static void case_globals(void)
 }
 #endif
 
+/* ---- collectives (issue #25) ----------------------------------------------------------- */
+/* Every collective of aclshmem/coll.h across the nodes: the members of another node are
+ * read with gets and written with puts, those of this node through the mappings. */
+static void coll_moves(aclshmem_team_t team, size_t len, unsigned char *src, unsigned char *dst, int salt)
+{
+    int tme = aclshmem_team_my_pe(team), tn = aclshmem_team_n_pes(team);
+    for (int root = 0; root < tn; root += tn > 2 ? tn - 1 : 1) {
+        fill(src, len, root, salt);
+        memset(dst, 0, len);
+        CHECK(aclshmem_broadcastmem(team, dst, src, len, root) == 0, "broadcast of %zu from %d", len, root);
+        EXPECT_PAT("broadcast", dst, len, 0, root, salt);
+    }
+    fill(src, len, tme, salt);
+    CHECK(aclshmem_fcollectmem(team, dst, src, len) == 0, "fcollect of %zu", len);
+    for (int p = 0; p < tn; p++)
+        EXPECT_PAT("fcollect", dst + (size_t)p * len, len, 0, p, salt);
+    size_t at = 0, mine = len / (size_t)(tme + 1);
+    CHECK(aclshmem_collectmem(team, dst, src, mine) == 0, "collect of %zu", mine);
+    for (int p = 0; p < tn; p++) {
+        EXPECT_PAT("collect", dst + at, len / (size_t)(p + 1), 0, p, salt);
+        at += len / (size_t)(p + 1);
+    }
+    for (int j = 0; j < tn; j++)
+        fill(src + (size_t)j * len, len, tme * 64 + j, salt);
+    CHECK(aclshmem_alltoallmem(team, dst, src, len) == 0, "alltoall of %zu", len);
+    for (int p = 0; p < tn; p++)
+        EXPECT_PAT("alltoall", dst + (size_t)p * len, len, 0, p * 64 + tme, salt);
+    aclshmem_barrier(team);
+}
+
+static void coll_reductions(aclshmem_team_t team, size_t count, int64_t *src, int64_t *dst)
+{
+    int tme = aclshmem_team_my_pe(team), tn = aclshmem_team_n_pes(team);
+    for (size_t i = 0; i < count * (size_t)tn; i++)
+        src[i] = (int64_t)tme * 1000003 + (int64_t)i;
+    CHECK(aclshmem_int64_sum_reduce(team, dst, src, count) == 0, "int64 sum of %zu", count);
+    int64_t base = 1000003LL * tn * (tn - 1) / 2;
+    for (size_t i = 0; i < count; i++)
+        if (dst[i] != base + (int64_t)i * tn) {
+            CHECK(0, "sum reduce of %zu: element %zu is %lld", count, i, (long long)dst[i]);
+            break;
+        }
+    CHECK(aclshmem_int64_max_reduce(team, src, src, count) == 0, "int64 max in place of %zu", count);
+    for (size_t i = 0; i < count; i++)
+        if (src[i] != (int64_t)(tn - 1) * 1000003 + (int64_t)i) {
+            CHECK(0, "max reduce in place of %zu: element %zu is %lld", count, i, (long long)src[i]);
+            break;
+        }
+    for (size_t i = 0; i < count * (size_t)tn; i++)
+        src[i] = (int64_t)tme + (int64_t)i;
+    CHECK(aclshmem_int64_sum_reducescatter(team, dst, src, count) == 0, "reducescatter of %zu", count);
+    for (size_t i = 0; i < count; i++)
+        if (dst[i] != (int64_t)tn * (int64_t)((size_t)tme * count + i) + tn * (tn - 1) / 2) {
+            CHECK(0, "reducescatter of %zu: element %zu is %lld", count, i, (long long)dst[i]);
+            break;
+        }
+    aclshmem_barrier(team);
+}
+
+static void case_coll(void)
+{
+    static const size_t lens[] = {0, 1, 4097, 200001, 2 * MiB + 3};
+    size_t cap = (2 * MiB + 3) * (size_t)n;
+    unsigned char *src = sym_alloc(cap), *dst = sym_alloc(cap);
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        double t0 = now();
+        coll_moves(ACLSHMEM_TEAM_WORLD, lens[k], src, dst, (int)k);
+        coll_reductions(ACLSHMEM_TEAM_WORLD, lens[k] / 8, (int64_t *)(void *)src, (int64_t *)(void *)dst);
+        printf("PE %d: the collectives of %zu bytes in %.3f s\n", me, lens[k], now() - t0);
+    }
+    /* Teams across nodes: one PE of each node (stride ppn), the even PEs. */
+    static const struct { int start, stride; } specs[] = {{0, -1}, {0, 2}};
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        int stride = specs[s].stride > 0 ? specs[s].stride : ppn;
+        int size = (n - 1) / stride + 1;
+        aclshmem_team_t team = ACLSHMEM_TEAM_INVALID;
+        CHECK(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, stride, size, &team) == 0, "split");
+        if (team != ACLSHMEM_TEAM_INVALID) {
+            coll_moves(team, 70001, src, dst, 9);
+            coll_reductions(team, 70001, (int64_t *)(void *)src, (int64_t *)(void *)dst);
+            aclshmem_team_destroy(team);
+        }
+        aclshmem_barrier_all();
+    }
+    /* The exchange, and calls that do not match: they fail on every PE of every node. */
+    int64_t mine = 5000 + me, *all = xmalloc(sizeof(int64_t) * (size_t)n);
+    CHECK(aclshmemx_team_exchange(ACLSHMEM_TEAM_WORLD, &mine, sizeof mine, all) == 0, "exchange");
+    for (int p = 0; p < n; p++)
+        CHECK(all[p] == 5000 + p, "exchange: PE %d sent %lld", p, (long long)all[p]);
+    int rc = aclshmem_broadcastmem(ACLSHMEM_TEAM_WORLD, dst, src, me == n - 1 ? 9 : 8, 0);
+    CHECK(rc == ACLSHMEM_INVALID_PARAM, "a broadcast whose sizes differ returned %d", rc);
+    CHECK(strstr(aclshmemx_get_last_error(), "different calls") != NULL, "mismatch message: %s",
+          aclshmemx_get_last_error());
+    free(all);
+    aclshmem_barrier_all();
+    aclshmem_free(dst);
+    aclshmem_free(src);
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 static void case_init(void) { aclshmem_barrier_all(); }
 
@@ -1038,6 +1138,7 @@ static const struct {
     {"strided", case_strided}, {"nbi", case_nbi},       {"signal", case_signal},
     {"wait", case_wait},       {"amo", case_amo},       {"barrier", case_barrier},
     {"teams", case_teams},     {"killed", case_killed}, {"victim", case_victim},
+    {"coll", case_coll},
 #ifdef MN_SHARE_DATA
     {"globals", case_globals},
 #endif

@@ -1,0 +1,137 @@
+/* aclshmem/coll.h - collectives over a team: broadcast, collect, fcollect, alltoall,
+ * alltoalls, reduce, reduce-scatter, and the exchange of a small record.
+ *
+ * Every PE of the team makes the same call (same operation, element type, counts, root and
+ * strides; collect's counts may differ), in the same order as its other collectives on that
+ * team.  dest and source are symmetric (in a heap, or in the program's shared data) on every
+ * PE; each PE may pass its own addresses.  A call returns ACLSHMEM_SUCCESS when its own dest
+ * holds the result and its source may be changed again.  A call that does not match the
+ * others' (another operation, type, count, root or stride, or a bad argument on any PE)
+ * fails on every PE with ACLSHMEM_INVALID_PARAM and a last error that names a PE that
+ * differs; nothing is written then.  The calls work on the host and inside kernels.
+ *
+ * Counts are in elements (bytes for the *mem forms).  Overlap of dest and source is an
+ * error except where a call says otherwise.  The aclshmemx_*_on_stream forms check their
+ * arguments at the call (and return the error), then run the collective when the stream
+ * reaches it; a call that failed its checks still takes its place in the stream, so that the
+ * team's other PEs fail instead of waiting for it.  Errors of the collective itself become
+ * the stream's error (aclshmemx_stream_synchronize).
+ */
+#ifndef ACLSHMEM_COLL_H
+#define ACLSHMEM_COLL_H
+
+#include "aclshmem/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The most bytes one PE contributes to aclshmemx_team_exchange. */
+#define ACLSHMEMX_TEAM_EXCHANGE_MAX 128
+
+/** Collective: every PE of team contributes size bytes (at most ACLSHMEMX_TEAM_EXCHANGE_MAX)
+ *  from mine; all (size * team size bytes) gets every member's bytes in team order.  Both
+ *  buffers are local memory.  What a PE needs to agree with its peers on before it acts
+ *  (a vote, a fingerprint of the next call): PEs that pass different sizes fail. */
+ACLSHMEM_HOST_API int aclshmemx_team_exchange(aclshmem_team_t team, const void *mine, size_t size, void *all);
+
+/* ---- moving data --------------------------------------------------------- */
+
+/* broadcastmem: nelems bytes of source on the team's PE pe_root to dest on every PE (the
+ * root's too; dest may be source).  collectmem: each PE's nelems bytes (the counts may
+ * differ) to every PE's dest, one after the other in team order.  fcollectmem: the same
+ * with one count; source may be dest + my_pe * nelems (in place).  alltoallmem: block j
+ * (nelems bytes) of source on PE i goes to block i of dest on PE j.  alltoallsmem: the same
+ * for single bytes, element k of a block at index k * sst of source and k * dst of dest
+ * (strides >= 1, in elements). */
+ACLSHMEM_HOST_API int aclshmem_broadcastmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems,
+                                            int pe_root);
+ACLSHMEM_HOST_API int aclshmem_collectmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems);
+ACLSHMEM_HOST_API int aclshmem_fcollectmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems);
+ACLSHMEM_HOST_API int aclshmem_alltoallmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems);
+ACLSHMEM_HOST_API int aclshmem_alltoallsmem(aclshmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                                            ptrdiff_t sst, size_t nelems);
+
+/* The same in stream order: checked now, run when stream (NULL: the default stream)
+ * reaches it. */
+ACLSHMEM_HOST_API int aclshmemx_broadcastmem_on_stream(aclshmem_team_t team, void *dest, const void *source,
+                                                       size_t nelems, int pe_root, aclrtStream stream);
+ACLSHMEM_HOST_API int aclshmemx_collectmem_on_stream(aclshmem_team_t team, void *dest, const void *source,
+                                                     size_t nelems, aclrtStream stream);
+ACLSHMEM_HOST_API int aclshmemx_fcollectmem_on_stream(aclshmem_team_t team, void *dest, const void *source,
+                                                      size_t nelems, aclrtStream stream);
+ACLSHMEM_HOST_API int aclshmemx_alltoallmem_on_stream(aclshmem_team_t team, void *dest, const void *source,
+                                                      size_t nelems, aclrtStream stream);
+ACLSHMEM_HOST_API int aclshmemx_alltoallsmem_on_stream(aclshmem_team_t team, void *dest, const void *source,
+                                                       ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                                                       aclrtStream stream);
+
+/* The *mem calls for elements of every T of ACLSHMEM_COLL_TYPES (counts in elements). */
+#define ACLSHMEMI_DECLARE_COLL(NAME, TYPE)                                                      \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_broadcast(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                      size_t nelems, int pe_root);              \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_collect(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                    size_t nelems);                             \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_fcollect(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                     size_t nelems);                            \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_alltoall(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                     size_t nelems);                            \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_alltoalls(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                      ptrdiff_t dst, ptrdiff_t sst, size_t nelems); \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_broadcast_on_stream(aclshmem_team_t team, TYPE *dest,      \
+                                                                 const TYPE *source, size_t nelems,     \
+                                                                 int pe_root, aclrtStream stream);      \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_collect_on_stream(aclshmem_team_t team, TYPE *dest,        \
+                                                               const TYPE *source, size_t nelems,       \
+                                                               aclrtStream stream);                     \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_fcollect_on_stream(aclshmem_team_t team, TYPE *dest,       \
+                                                                const TYPE *source, size_t nelems,      \
+                                                                aclrtStream stream);                    \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_alltoall_on_stream(aclshmem_team_t team, TYPE *dest,       \
+                                                                const TYPE *source, size_t nelems,      \
+                                                                aclrtStream stream);                    \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_alltoalls_on_stream(aclshmem_team_t team, TYPE *dest,      \
+                                                                 const TYPE *source, ptrdiff_t dst,     \
+                                                                 ptrdiff_t sst, size_t nelems,          \
+                                                                 aclrtStream stream);
+ACLSHMEM_COLL_TYPES(ACLSHMEMI_DECLARE_COLL)
+
+/* ---- reductions ---------------------------------------------------------- */
+
+/* aclshmem_<T>_<OP>_reduce: dest (nreduce elements) on every PE gets the element-wise OP of
+ * every PE's source (nreduce elements); dest may be source.  _reducescatter: source holds
+ * nreduce * team size elements; PE i's dest gets the OP of block i (nreduce elements) of
+ * every PE's source.  Integers wrap around; half and bfloat16 are computed in float and
+ * rounded once, to nearest even.  Every PE gets the same bits: each result element is
+ * computed once, in team order. */
+#define ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, OP)                                                \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_##OP##_reduce(aclshmem_team_t team, TYPE *dest,    \
+                                                          const TYPE *source, size_t nreduce);  \
+    ACLSHMEM_HOST_API int aclshmem_##NAME##_##OP##_reducescatter(aclshmem_team_t team, TYPE *dest, \
+                                                                 const TYPE *source, size_t nreduce); \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_##OP##_reduce_on_stream(aclshmem_team_t team, TYPE *dest, \
+                                                                     const TYPE *source, size_t nreduce, \
+                                                                     aclrtStream stream);       \
+    ACLSHMEM_HOST_API int aclshmemx_##NAME##_##OP##_reducescatter_on_stream(                    \
+        aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce, aclrtStream stream);
+
+/* One family per operation, each over its table of types. */
+#define ACLSHMEMI_DECLARE_REDUCE_AND(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, and)
+#define ACLSHMEMI_DECLARE_REDUCE_OR(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, or)
+#define ACLSHMEMI_DECLARE_REDUCE_XOR(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, xor)
+#define ACLSHMEMI_DECLARE_REDUCE_MIN(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, min)
+#define ACLSHMEMI_DECLARE_REDUCE_MAX(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, max)
+#define ACLSHMEMI_DECLARE_REDUCE_SUM(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, sum)
+#define ACLSHMEMI_DECLARE_REDUCE_PROD(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, prod)
+ACLSHMEM_REDUCE_BITWISE_TYPES(ACLSHMEMI_DECLARE_REDUCE_AND)
+ACLSHMEM_REDUCE_BITWISE_TYPES(ACLSHMEMI_DECLARE_REDUCE_OR)
+ACLSHMEM_REDUCE_BITWISE_TYPES(ACLSHMEMI_DECLARE_REDUCE_XOR)
+ACLSHMEM_REDUCE_MINMAX_TYPES(ACLSHMEMI_DECLARE_REDUCE_MIN)
+ACLSHMEM_REDUCE_MINMAX_TYPES(ACLSHMEMI_DECLARE_REDUCE_MAX)
+ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_SUM)
+ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_PROD)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACLSHMEM_COLL_H */

@@ -1,0 +1,119 @@
+/* The host entry points of aclshmem/coll.h: each names itself and its element type, then
+ * the engine.  The typed families come from the type tables of aclshmem/types.h; the
+ * on-stream forms are the platform's (platform/coll_stream.c). */
+#include "aclshmem/coll.h"
+
+#include "coll/coll.h"
+
+/* A call of the engine on dest and source with the fields given. */
+#define COLL_CALL(API, TEAM, ...) shmemi_coll((API), (TEAM), &(shmemi_coll_t){__VA_ARGS__})
+
+int aclshmemx_team_exchange(aclshmem_team_t team, const void *mine, size_t size, void *all)
+{
+    return COLL_CALL("aclshmemx_team_exchange", team, .kind = SHMEMI_COLL_EXCHANGE, .dtype = SHMEMI_DT_uint8,
+                     .dst = all, .src = mine, .nelems = size);
+}
+
+/* ---- moving data ----------------------------------------------------------- */
+
+static int broadcast(const char *api, aclshmem_team_t team, shmemi_dtype_t dt, void *dest, const void *source,
+                     size_t nelems, int root)
+{
+    return COLL_CALL(api, team, .kind = SHMEMI_COLL_BROADCAST, .dtype = dt, .dst = dest, .src = source,
+                     .nelems = nelems, .root = root);
+}
+
+static int gather(const char *api, shmemi_coll_kind_t kind, aclshmem_team_t team, shmemi_dtype_t dt, void *dest,
+                  const void *source, size_t nelems)
+{
+    return COLL_CALL(api, team, .kind = kind, .dtype = dt, .dst = dest, .src = source, .nelems = nelems);
+}
+
+static int alltoalls(const char *api, aclshmem_team_t team, shmemi_dtype_t dt, void *dest, const void *source,
+                     ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
+{
+    return COLL_CALL(api, team, .kind = SHMEMI_COLL_ALLTOALLS, .dtype = dt, .dst = dest, .src = source,
+                     .nelems = nelems, .dst_stride = dst, .src_stride = sst);
+}
+
+int aclshmem_broadcastmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems, int pe_root)
+{
+    return broadcast("aclshmem_broadcastmem", team, SHMEMI_DT_uint8, dest, source, nelems, pe_root);
+}
+
+int aclshmem_collectmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return gather("aclshmem_collectmem", SHMEMI_COLL_COLLECT, team, SHMEMI_DT_uint8, dest, source, nelems);
+}
+
+int aclshmem_fcollectmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return gather("aclshmem_fcollectmem", SHMEMI_COLL_FCOLLECT, team, SHMEMI_DT_uint8, dest, source, nelems);
+}
+
+int aclshmem_alltoallmem(aclshmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    return gather("aclshmem_alltoallmem", SHMEMI_COLL_ALLTOALL, team, SHMEMI_DT_uint8, dest, source, nelems);
+}
+
+int aclshmem_alltoallsmem(aclshmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                          size_t nelems)
+{
+    return alltoalls("aclshmem_alltoallsmem", team, SHMEMI_DT_uint8, dest, source, dst, sst, nelems);
+}
+
+#define DEFINE_COLL(NAME, TYPE)                                                                    \
+    int aclshmem_##NAME##_broadcast(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
+                                    int pe_root)                                                   \
+    {                                                                                              \
+        return broadcast("aclshmem_" #NAME "_broadcast", team, SHMEMI_DT_##NAME, dest, source, nelems, \
+                         pe_root);                                                                 \
+    }                                                                                              \
+    int aclshmem_##NAME##_collect(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
+    {                                                                                              \
+        return gather("aclshmem_" #NAME "_collect", SHMEMI_COLL_COLLECT, team, SHMEMI_DT_##NAME, dest, \
+                      source, nelems);                                                             \
+    }                                                                                              \
+    int aclshmem_##NAME##_fcollect(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
+    {                                                                                              \
+        return gather("aclshmem_" #NAME "_fcollect", SHMEMI_COLL_FCOLLECT, team, SHMEMI_DT_##NAME, dest, \
+                      source, nelems);                                                             \
+    }                                                                                              \
+    int aclshmem_##NAME##_alltoall(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
+    {                                                                                              \
+        return gather("aclshmem_" #NAME "_alltoall", SHMEMI_COLL_ALLTOALL, team, SHMEMI_DT_##NAME, dest, \
+                      source, nelems);                                                             \
+    }                                                                                              \
+    int aclshmem_##NAME##_alltoalls(aclshmem_team_t team, TYPE *dest, const TYPE *source, ptrdiff_t dst, \
+                                    ptrdiff_t sst, size_t nelems)                                  \
+    {                                                                                              \
+        return alltoalls("aclshmem_" #NAME "_alltoalls", team, SHMEMI_DT_##NAME, dest, source, dst, sst, \
+                         nelems);                                                                  \
+    }
+ACLSHMEM_COLL_TYPES(DEFINE_COLL)
+
+/* ---- reductions ------------------------------------------------------------ */
+
+static int reduce(const char *api, shmemi_coll_kind_t kind, aclshmem_team_t team, shmemi_dtype_t dt,
+                  shmemi_redop_t op, void *dest, const void *source, size_t nreduce)
+{
+    return COLL_CALL(api, team, .kind = kind, .dtype = dt, .op = op, .dst = dest, .src = source,
+                     .nelems = nreduce);
+}
+
+#define DEFINE_REDUCE(NAME, TYPE, OP)                                                              \
+    int aclshmem_##NAME##_##OP##_reduce(aclshmem_team_t team, TYPE *dest, const TYPE *source,     \
+                                        size_t nreduce)                                            \
+    {                                                                                              \
+        return reduce("aclshmem_" #NAME "_" #OP "_reduce", SHMEMI_COLL_REDUCE, team, SHMEMI_DT_##NAME, \
+                      SHMEMI_OP_##OP, dest, source, nreduce);                                      \
+    }                                                                                              \
+    int aclshmem_##NAME##_##OP##_reducescatter(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                               size_t nreduce)                                     \
+    {                                                                                              \
+        return reduce("aclshmem_" #NAME "_" #OP "_reducescatter", SHMEMI_COLL_REDUCESCATTER, team, \
+                      SHMEMI_DT_##NAME, SHMEMI_OP_##OP, dest, source, nreduce);                    \
+    }
+#define SHMEMI_REDUCE_ENTRY DEFINE_REDUCE
+SHMEMI_REDUCE_FAMILIES
+#undef SHMEMI_REDUCE_ENTRY

@@ -1,0 +1,207 @@
+/* The records every collective starts with, and the reads, writes and syncs its algorithms
+ * share.
+ *
+ * Round k of a team writes slot k % 2 of the writer's control segment.  A PE writes that
+ * slot again in round k + 2, which it starts only after the barrier of round k + 1, which no
+ * PE passes before it finished reading the records of round k: so a record stays as it was
+ * for as long as anyone reads it, whatever the algorithm after the exchange does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/run.h"
+#include "core/error.h"
+#include "core/wait.h"
+#include "mem/heap.h"
+#include "sync/barrier.h"
+#include "transport/transport.h"
+
+static size_t slot_offset(const shmemi_team_t *t, uint64_t seq)
+{
+    return offsetof(shmemi_ctrl_t, coll_record) +
+           ((size_t)t->index * 2 + (size_t)(seq & 1)) * sizeof(shmemi_coll_slot_t);
+}
+
+/* Member idx's record of round seq, from its control segment. */
+static int read_record(shmemi_instance_t *inst, const shmemi_team_t *t, int idx, uint64_t seq,
+                       shmemi_coll_record_t *out)
+{
+    int pe = shmemi_team_world_pe(t, idx);
+    size_t offset = slot_offset(t, seq);
+    const shmemi_transport_ops_t *tr = inst->transport[pe];
+    const void *mapped = tr->ptr(inst, pe, SHMEMI_SEG_CTRL, offset);
+    if (mapped) {
+        memcpy(out, mapped, sizeof(*out));
+        return ACLSHMEM_SUCCESS;
+    }
+    return tr->get(inst, pe, SHMEMI_SEG_CTRL, offset, out, sizeof(*out));
+}
+
+/* "reduce (sum) of 100 int32" and the like, for messages. */
+static const char *describe(const shmemi_coll_record_t *r, char *buf, size_t len)
+{
+    unsigned long long n = (unsigned long long)r->nelems;
+    const char *type = shmemi_dtype_name((shmemi_dtype_t)r->dtype);
+    const char *op = shmemi_redop_name((shmemi_redop_t)r->op);
+    switch (r->kind) {
+    case SHMEMI_COLL_EXCHANGE:
+        snprintf(buf, len, "an exchange of %llu bytes", n);
+        break;
+    case SHMEMI_COLL_BROADCAST:
+        snprintf(buf, len, "a broadcast of %llu %s from team PE %d", n, type, (int)r->root);
+        break;
+    case SHMEMI_COLL_COLLECT:
+        snprintf(buf, len, "a collect of %s", type);
+        break;
+    case SHMEMI_COLL_FCOLLECT:
+        snprintf(buf, len, "an fcollect of %llu %s", n, type);
+        break;
+    case SHMEMI_COLL_ALLTOALL:
+        snprintf(buf, len, "an alltoall of %llu %s per PE", n, type);
+        break;
+    case SHMEMI_COLL_ALLTOALLS:
+        snprintf(buf, len, "an alltoalls of %llu %s per PE (dst stride %lld, source stride %lld)", n, type,
+                 (long long)r->dst_stride, (long long)r->src_stride);
+        break;
+    case SHMEMI_COLL_REDUCE:
+        snprintf(buf, len, "a %s reduction of %llu %s", op, n, type);
+        break;
+    case SHMEMI_COLL_REDUCESCATTER:
+        snprintf(buf, len, "a %s reduce-scatter of %llu %s per PE", op, n, type);
+        break;
+    default:
+        snprintf(buf, len, "no collective this library knows (kind %d)", (int)r->kind);
+    }
+    return buf;
+}
+
+/* Whether two records ask for the same collective (collect's counts may differ). */
+static int same_call(const shmemi_coll_record_t *a, const shmemi_coll_record_t *b)
+{
+    return a->kind == b->kind && a->dtype == b->dtype && a->op == b->op && a->root == b->root &&
+           a->dst_stride == b->dst_stride && a->src_stride == b->src_stride &&
+           (a->kind == SHMEMI_COLL_COLLECT || a->nelems == b->nelems);
+}
+
+/* The verdict on the gathered records, the same on every PE: each PE compares every record
+ * with its own, and if any two differ, every PE finds one that differs from its own. */
+static int check_records(const char *api, const shmemi_team_t *t, const shmemi_coll_record_t *mine,
+                         const shmemi_coll_record_t *all)
+{
+    int me = shmemi_team_world_pe(t, t->my_idx);
+    char theirs[160], own[160];
+    for (int i = 0; i < t->size; i++) {
+        const shmemi_coll_record_t *r = &all[i];
+        if (r->seq != mine->seq || r->team_uid != mine->team_uid)
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "%s: PE %d is not in this collective of team %d (it is at the team's "
+                               "collective #%llu, this PE %d at #%llu): every PE of the team must make "
+                               "the same collective calls in the same order", api,
+                               shmemi_team_world_pe(t, i), t->index, (unsigned long long)r->seq, me,
+                               (unsigned long long)mine->seq);
+    }
+    for (int i = 0; i < t->size; i++) {
+        if (all[i].status == ACLSHMEM_SUCCESS)
+            continue;
+        if (mine->status != ACLSHMEM_SUCCESS)
+            return mine->status; /* this PE's own error, recorded by its checks */
+        return shmemi_fail(all[i].status,
+                           "%s failed on PE %d (%s: its arguments were refused there), so on every PE "
+                           "of team %d; nothing was written", api, shmemi_team_world_pe(t, i),
+                           shmemi_error_name(all[i].status), t->index);
+    }
+    for (int i = 0; i < t->size; i++)
+        if (!same_call(&all[i], mine))
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "%s: the PEs of team %d made different calls: PE %d asked for %s, PE %d "
+                               "for %s; nothing was written", api, t->index, shmemi_team_world_pe(t, i),
+                               describe(&all[i], theirs, sizeof(theirs)), me,
+                               describe(mine, own, sizeof(own)));
+    return ACLSHMEM_SUCCESS;
+}
+
+/* The team's collective count on this PE, started over for a new team under a reused id. */
+static uint64_t next_seq(shmemi_coll_team_t *state, const shmemi_team_t *t)
+{
+    if (state->uid != t->uid) {
+        state->uid = t->uid;
+        state->seq = 0;
+    }
+    return ++state->seq;
+}
+
+int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
+                                 shmemi_coll_record_t *mine, shmemi_coll_record_t *all)
+{
+    mine->seq = next_seq(&inst->coll->team[t->index], t);
+    mine->team_uid = t->uid;
+    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
+    memcpy(ctrl->coll_record[t->index][mine->seq & 1].bytes, mine, sizeof(*mine));
+    SHMEMI_TRY(shmemi_barrier(inst, t)); /* the records are out; everyone's buffers are ready */
+    for (int i = 0; i < t->size; i++) {
+        if (i == t->my_idx)
+            all[i] = *mine;
+        else
+            SHMEMI_TRY(read_record(inst, t, i, mine->seq, &all[i]));
+    }
+    return check_records(api, t, mine, all);
+}
+
+int shmemi_coll_sync(const shmemi_coll_run_t *r)
+{
+    return shmemi_barrier(r->inst, r->t);
+}
+
+/* Where member idx keeps side: its world PE, segment and offset. */
+static int locate(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, int *pe,
+                  int *seg, size_t *offset)
+{
+    const shmemi_coll_record_t *rec = &r->all[idx];
+    *pe = shmemi_team_world_pe(r->t, idx);
+    *seg = side == SHMEMI_COLL_SRC ? rec->src_seg : rec->dst_seg;
+    *offset = (side == SHMEMI_COLL_SRC ? rec->src_off : rec->dst_off) + off;
+    if (*seg < 0) /* the checks let nothing through that moves data from or to no buffer */
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "%s: PE %d has no %s buffer for this collective", r->api, *pe,
+                           side == SHMEMI_COLL_SRC ? "source" : "dest");
+    return ACLSHMEM_SUCCESS;
+}
+
+void *shmemi_coll_peer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off)
+{
+    int pe, seg;
+    size_t offset;
+    if (locate(r, idx, side, off, &pe, &seg, &offset) != ACLSHMEM_SUCCESS)
+        return NULL;
+    return r->inst->transport[pe]->ptr(r->inst, pe, seg, offset);
+}
+
+/* One copy between local memory and member idx's side at off: through its mapping when it
+ * shares this node, else with the transport's get or put. */
+static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *local,
+                    size_t len, int is_put)
+{
+    if (len == 0)
+        return ACLSHMEM_SUCCESS;
+    int pe, seg;
+    size_t offset;
+    SHMEMI_TRY(locate(r, idx, side, off, &pe, &seg, &offset));
+    const shmemi_transport_ops_t *tr = r->inst->transport[pe];
+    uint8_t *mapped = tr->ptr(r->inst, pe, seg, offset);
+    if (!mapped)
+        return is_put ? tr->put(r->inst, pe, seg, offset, local, len) : tr->get(r->inst, pe, seg, offset, local, len);
+    if (mapped != local)
+        memcpy(is_put ? mapped : local, is_put ? local : mapped, len);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_coll_pull(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
+                     size_t len)
+{
+    return transfer(r, idx, side, off, to, len, 0);
+}
+
+int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, const void *from,
+                     size_t len)
+{
+    return transfer(r, idx, side, off, (void *)from, len, 1);
+}

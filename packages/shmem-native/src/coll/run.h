@@ -1,0 +1,86 @@
+/* Inside the collectives engine: one running collective and the pieces its algorithms share
+ * (exchange.c: the records, the reads and writes of members' memory, the syncs; move.c and
+ * reduce.c: the algorithms). */
+#ifndef SHMEMI_COLL_RUN_H
+#define SHMEMI_COLL_RUN_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "aclshmem/coll.h"
+#include "coll/coll.h"
+#include "core/ctrl.h"
+
+/* What one PE publishes at the start of a collective (its slot in the control segment). */
+typedef struct {
+    uint64_t seq;      /* the team's collectives this PE started, this one included */
+    uint64_t team_uid; /* the team (an id can be reused by a later team) */
+    int32_t kind, dtype, op, root;
+    int32_t status;    /* ACLSHMEM_SUCCESS, or the error this PE's own checks found */
+    int32_t dst_seg, src_seg; /* -1: no buffer (nothing to move, or this PE's is not read) */
+    int32_t node;      /* the lowest world PE of this PE's node: who shares memory with whom */
+    uint64_t nelems;
+    uint64_t dst_off, src_off;
+    int64_t dst_stride, src_stride;
+    uint8_t payload[ACLSHMEMX_TEAM_EXCHANGE_MAX]; /* aclshmemx_team_exchange's bytes */
+} shmemi_coll_record_t;
+
+_Static_assert(sizeof(shmemi_coll_record_t) <= SHMEMI_COLL_RECORD_BYTES, "a record fits its slot");
+
+/* Per team id, on this PE. */
+typedef struct {
+    pthread_mutex_t lock; /* one collective of the team at a time on this PE */
+    uint64_t uid;         /* the team the count below belongs to */
+    uint64_t seq;
+} shmemi_coll_team_t;
+
+struct shmemi_coll_state {
+    shmemi_coll_team_t team[ACLSHMEM_MAX_TEAMS];
+    /* Notifications this PE consumed per team id (ctrl->coll_signal); like the barrier's
+     * epochs it outlives the teams, because a peer may notify before this PE made the team. */
+    uint64_t signal_epoch[ACLSHMEM_MAX_TEAMS];
+};
+
+/* The buffers of a member that a collective reads or writes. */
+typedef enum { SHMEMI_COLL_SRC, SHMEMI_COLL_DST } shmemi_coll_side_t;
+
+/* One collective in progress on this PE, after the exchange. */
+typedef struct {
+    const char *api;
+    shmemi_instance_t *inst;
+    shmemi_team_t *t;
+    const shmemi_coll_t *c;
+    const shmemi_coll_record_t *all; /* every member's record, in team order */
+    int me;                          /* this PE's index in the team */
+    size_t esize;                    /* bytes of one element */
+} shmemi_coll_run_t;
+
+/* exchange.c: publishes mine, waits for the team and gathers every member's record into all
+ * (t->size of them), then checks that they describe the same call.  Every PE of the team gets
+ * the same verdict; on a mismatch the error names a PE that differs. */
+int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
+                                 shmemi_coll_record_t *mine, shmemi_coll_record_t *all);
+
+/* The team's barrier (every member arrived; earlier writes of each are visible). */
+int shmemi_coll_sync(const shmemi_coll_run_t *r);
+
+/* Copies len bytes at offset off of member idx's source or dest into to (local memory):
+ * from its mapping when it shares this node, else with a get. */
+int shmemi_coll_pull(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
+                     size_t len);
+/* Copies len bytes from local memory into member idx's source or dest at offset off. */
+int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, const void *from,
+                     size_t len);
+/* Member idx's source or dest at offset off as this process maps it, or NULL when that
+ * member is on another node. */
+void *shmemi_coll_peer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off);
+
+/* move.c and reduce.c: the algorithms, after the exchange agreed. */
+int shmemi_coll_broadcast(const shmemi_coll_run_t *r);
+int shmemi_coll_gather(const shmemi_coll_run_t *r); /* collect and fcollect */
+int shmemi_coll_alltoall(const shmemi_coll_run_t *r);
+int shmemi_coll_alltoalls(const shmemi_coll_run_t *r);
+int shmemi_coll_reduce(const shmemi_coll_run_t *r);
+int shmemi_coll_reducescatter(const shmemi_coll_run_t *r);
+
+#endif
