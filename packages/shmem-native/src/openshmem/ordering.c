@@ -9,8 +9,8 @@
 #include "platform/platform.h"
 #include "rma/rma.h"
 
-/* Every operation completes in issue order here (shm: when issued; UCX: the plug-in orders
- * them per PE), so a fence costs what a quiet costs. */
+/* quiet: the engine's quiet; fence: the engine's fence, which orders without completing
+ * (free on one node and on the UCX AM plane, a UCX fence on the RMA plane). */
 static void complete(const char *api, shmem_ctx_t ctx)
 {
     shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
@@ -18,15 +18,22 @@ static void complete(const char *api, shmem_ctx_t ctx)
         shmemi_quiet(inst);
 }
 
+static void order(const char *api, shmem_ctx_t ctx)
+{
+    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
+    if (inst)
+        shmemi_fence(inst);
+}
+
 void shmem_fence(void)
 {
-    complete("shmem_fence", SHMEM_CTX_DEFAULT);
+    order("shmem_fence", SHMEM_CTX_DEFAULT);
 }
 SHMEMI_PROFILED(shmem_fence)
 
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
-    complete("shmem_ctx_fence", ctx);
+    order("shmem_ctx_fence", ctx);
 }
 SHMEMI_PROFILED(shmem_ctx_fence)
 

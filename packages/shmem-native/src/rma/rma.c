@@ -150,6 +150,14 @@ int shmemi_quiet(shmemi_instance_t *inst)
     return ACLSHMEM_SUCCESS;
 }
 
+int shmemi_fence(shmemi_instance_t *inst)
+{
+    uint64_t start = shmemi_prof_begin(inst);
+    SHMEMI_TRY(shmemi_transport_fence(inst));
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_QUIET, start); /* the frame of quiet and fence */
+    return ACLSHMEM_SUCCESS;
+}
+
 /* ---- public API ------------------------------------------------------- */
 
 void aclshmem_putmem(void *dst, const void *src, size_t elem_size, int32_t pe)
@@ -249,10 +257,9 @@ void aclshmem_quiet(void)
 
 void aclshmem_fence(void)
 {
-    /* Every operation completes in issue order here, so a fence is a quiet. */
     shmemi_instance_t *inst = shmemi_require("aclshmem_fence");
     if (inst)
-        shmemi_quiet(inst);
+        shmemi_fence(inst);
 }
 
 void *shmemi_rma_ptr(const char *api, const void *ptr, int pe)

@@ -28,5 +28,8 @@ void *shmemi_rma_ptr(const char *api, const void *ptr, int pe);
 
 /* Completes this PE's outstanding RMA on every transport. */
 int shmemi_quiet(shmemi_instance_t *inst);
+/* Orders this PE's RMA and AMOs per target PE on every transport (cheaper than a quiet
+ * across nodes: no round trip). */
+int shmemi_fence(shmemi_instance_t *inst);
 
 #endif

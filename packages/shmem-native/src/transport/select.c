@@ -88,6 +88,12 @@ int shmemi_transport_quiet(shmemi_instance_t *inst)
     return inst->plugin ? inst->plugin->ops(inst)->quiet(inst) : ACLSHMEM_SUCCESS;
 }
 
+int shmemi_transport_fence(shmemi_instance_t *inst)
+{
+    SHMEMI_TRY(shmemi_transport_shm.fence(inst));
+    return inst->plugin ? inst->plugin->ops(inst)->fence(inst) : ACLSHMEM_SUCCESS;
+}
+
 void shmemi_transport_fini(shmemi_instance_t *inst)
 {
     inst->progress = NULL;

@@ -232,6 +232,14 @@ static int shm_quiet(shmemi_instance_t *inst)
     return ACLSHMEM_SUCCESS;
 }
 
+/* A put here is a store complete when issued, so order is a CPU fence. */
+static int shm_fence(shmemi_instance_t *inst)
+{
+    (void)inst;
+    atomic_thread_fence(memory_order_seq_cst);
+    return ACLSHMEM_SUCCESS;
+}
+
 static void *shm_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
 {
     return peer_addr(inst, pe, seg, offset);
@@ -244,5 +252,6 @@ const shmemi_transport_ops_t shmemi_transport_shm = {
     .amo = shm_amo,
     .notify = shm_notify,
     .quiet = shm_quiet,
+    .fence = shm_fence,
     .ptr = shm_ptr,
 };

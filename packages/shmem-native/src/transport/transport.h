@@ -58,6 +58,9 @@ typedef struct shmemi_transport_ops {
     void (*notify)(struct shmemi_instance *inst, int pe);
     /* Completes every operation issued to any PE through this transport. */
     int (*quiet)(struct shmemi_instance *inst);
+    /* Orders: every put, AMO and signal issued to a PE before it is applied there before
+     * any issued after it (what OpenSHMEM's fence promises); completes nothing. */
+    int (*fence)(struct shmemi_instance *inst);
     /* A load/store address of pe's (seg, offset), or NULL if there is none. */
     void *(*ptr)(struct shmemi_instance *inst, int pe, int seg, size_t offset);
 } shmemi_transport_ops_t;
@@ -69,6 +72,8 @@ extern const shmemi_transport_ops_t shmemi_transport_shm;
 int shmemi_transport_select(struct shmemi_instance *inst);
 /* Completes every operation of every transport inst uses. */
 int shmemi_transport_quiet(struct shmemi_instance *inst);
+/* Orders the operations of every transport inst uses, per target PE (a fence). */
+int shmemi_transport_fence(struct shmemi_instance *inst);
 /* Ends what select started (not collective). */
 void shmemi_transport_fini(struct shmemi_instance *inst);
 

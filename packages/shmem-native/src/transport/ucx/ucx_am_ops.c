@@ -212,6 +212,14 @@ static int am_quiet(shmemi_instance_t *inst)
     return rc;
 }
 
+/* Nothing to do: the messages of this PE to one PE are sent eagerly, one after the other,
+ * on one lane, and applied in that order (see the top of this file). */
+static int am_fence(shmemi_instance_t *inst)
+{
+    (void)inst;
+    return ACLSHMEM_SUCCESS;
+}
+
 static void *am_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
 {
     (void)inst, (void)pe, (void)seg, (void)offset;
@@ -225,6 +233,7 @@ const shmemi_transport_ops_t shmemi_ucx_am_ops = {
     .amo = am_amo,
     .notify = am_notify,
     .quiet = am_quiet,
+    .fence = am_fence,
     .ptr = am_ptr,
 };
 

@@ -161,6 +161,16 @@ static int ucx_quiet(shmemi_instance_t *inst)
     return shmemi_ucx_wait(st, req, "quiet (a flush)", -1);
 }
 
+/* UCX's own fence: later operations on the worker are applied after earlier ones. */
+static int ucx_fence(shmemi_instance_t *inst)
+{
+    ucx_state_t *st = ucx_state(inst);
+    pthread_mutex_lock(&st->lock);
+    ucs_status_t status = ucp_worker_fence(st->worker);
+    pthread_mutex_unlock(&st->lock);
+    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, status, "a fence", -1);
+}
+
 static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
 {
     (void)inst, (void)pe, (void)seg, (void)offset;
@@ -174,5 +184,6 @@ const shmemi_transport_ops_t shmemi_ucx_rma_ops = {
     .amo = ucx_amo,
     .notify = ucx_notify,
     .quiet = ucx_quiet,
+    .fence = ucx_fence,
     .ptr = ucx_ptr,
 };
