@@ -16,6 +16,13 @@ typedef struct {
     _Alignas(64) uint8_t bytes[SHMEMI_COLL_RECORD_BYTES];
 } shmemi_coll_slot_t;
 
+/* A futex word that several PEs may sleep on, and how many do: the writer that makes their
+ * condition true wakes them all with one call (core/wait.h, shmemi_wake_shared). */
+typedef struct {
+    _Atomic uint32_t word;
+    _Atomic uint32_t sleepers;
+} shmemi_wake_word_t;
+
 typedef struct {
     /* The futex word waiters sleep on: bumped to wake them (see core/wait.c). */
     _Atomic uint32_t doorbell;
@@ -24,6 +31,13 @@ typedef struct {
     uint8_t pad[56];
     /* Barrier arrivals per team and dissemination round; monotonic. */
     _Atomic uint64_t team_psync[ACLSHMEM_MAX_TEAMS][SHMEMI_BARRIER_ROUNDS];
+    /* The node barrier of teams whose members all share this node (sync/barrier.c), kept
+     * by the team's first member: arrivals of the barrier under way (the last arriver
+     * puts it back to 0), and the number of barriers completed (only grows). */
+    _Atomic uint64_t node_arrivals[ACLSHMEM_MAX_TEAMS];
+    _Atomic uint64_t node_release[ACLSHMEM_MAX_TEAMS];
+    /* ... and where its waiting members sleep, all woken by the last arriver at once. */
+    shmemi_wake_word_t node_wake[ACLSHMEM_MAX_TEAMS];
     /* The collectives' records per team, two used in turn: one collective's record stays
      * readable while a slow PE still reads it and the fast ones start the next one. */
     shmemi_coll_slot_t coll_record[ACLSHMEM_MAX_TEAMS][2];

@@ -52,6 +52,9 @@ typedef struct shmemi_instance {
     pthread_mutex_t alloc_lock;
     /* Set by finalize when streams did not finish in time: waits end with an error. */
     atomic_int abandon_waits;
+    /* This node runs more PEs of the job than this process has CPUs: a wait that spins
+     * holds a CPU that the PE it waits for needs, so waits yield from the start. */
+    int oversubscribed;
 } shmemi_instance_t;
 
 /* The active instance, or NULL.  On a thread bound to an instance (a kernel block or a

@@ -59,6 +59,23 @@ static inline void cpu_relax(void)
 #endif
 }
 
+int shmemi_usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
+}
+
+void shmemi_wait_init(shmemi_instance_t *inst)
+{
+    int on_node = 0;
+    for (int pe = 0; pe < inst->n_pes; pe++)
+        on_node += inst->heaps.same_node[pe] != 0;
+    inst->oversubscribed = on_node > shmemi_usable_cpus();
+}
+
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl)
 {
     atomic_store(&ctrl->sleeping, 0);
@@ -100,9 +117,11 @@ static inline int poll_once(shmemi_instance_t *inst, void (*progress)(shmemi_ins
     return ready(ctx);
 }
 
-/* Polls ready for up to yield_ns, spinning then yielding; nonzero when it held. */
+/* Polls ready for up to yield_ns, spinning then yielding (yielding at once when the node
+ * is oversubscribed); nonzero when it held. */
 static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, long yield_ns)
 {
+    long spin_ns = inst->oversubscribed ? 0 : SPIN_NS;
     /* With PEs on other nodes, the inter-node transport delivers their writes (and serves
      * their reads of our memory) when it is progressed: the poller does it while it polls;
      * once asleep, the transport's own thread does, and rings the doorbell. */
@@ -113,7 +132,7 @@ static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx,
         for (int i = 0; i < 16; i++) {
             if (poll_once(inst, progress, ready, ctx))
                 return 1;
-            if (waited < SPIN_NS)
+            if (waited < spin_ns)
                 cpu_relax();
             else
                 sched_yield();
@@ -135,6 +154,39 @@ static int sleep_once(shmemi_instance_t *inst, shmemi_ctrl_t *ctrl, shmemi_ready
         return 0;
     sleep_on(ctrl, seen);
     return atomic_load(&ctrl->doorbell) != seen;
+}
+
+/* ---- waits on a word many PEs sleep on ------------------------------------------------ */
+
+int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, shmemi_wake_word_t *w,
+                       long poll_ns)
+{
+    for (;;) {
+        if (poll_ns > 0 ? poll_phase(inst, ready, ctx, poll_ns) : poll_once(inst, inst->progress, ready, ctx))
+            return ACLSHMEM_SUCCESS;
+        int rc = shmemi_check_alive(inst);
+        if (rc != ACLSHMEM_SUCCESS)
+            return rc;
+        if (inst->before_sleep)
+            inst->before_sleep(inst); /* nobody polls the inter-node transport from now on */
+        atomic_fetch_add(&w->sleepers, 1);
+        uint32_t seen = atomic_load(&w->word);
+        if (!ready(ctx)) {
+            /* Never unbounded, even with SHMEM_SLEEP_RECHECK_MS=0: a PE that dies rings its
+             * peers' doorbells, not this word, so the sleep must end for the check above. */
+            long ms = recheck_ms() ? recheck_ms() : 1000;
+            struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000L};
+            syscall(SYS_futex, &w->word, FUTEX_WAIT, seen, &timeout, NULL, 0);
+        }
+        atomic_fetch_sub(&w->sleepers, 1);
+    }
+}
+
+void shmemi_wake_shared(shmemi_wake_word_t *w)
+{
+    atomic_fetch_add(&w->word, 1); /* seq_cst: after the writer's own write, before the look */
+    if (atomic_load(&w->sleepers))
+        syscall(SYS_futex, &w->word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 /* The first polls of a wait read no clock: a wait that ends within them (the partner on
@@ -159,7 +211,9 @@ static int poll_untimed(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ct
 
 int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx)
 {
-    if (poll_untimed(inst, ready, ctx))
+    /* Oversubscribed: the PE that must write may be waiting for this CPU; one look, then
+     * the yielding phase hands it over. */
+    if (inst->oversubscribed ? poll_once(inst, inst->progress, ready, ctx) : poll_untimed(inst, ready, ctx))
         return ACLSHMEM_SUCCESS;
     shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
     long yield_ns = inst->progress ? REMOTE_YIELD_NS : YIELD_NS;

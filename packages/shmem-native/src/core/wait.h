@@ -13,6 +13,22 @@ typedef int (*shmemi_ready_fn)(void *ctx);
 /* Waits until ready(ctx).  ACLSHMEM_SUCCESS, or an error when the job failed (a PE died). */
 int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx);
 
+/* Waits until ready(ctx), polling for poll_ns (spinning, then yielding; one look when 0),
+ * then sleeping on w instead of this PE's doorbell; an error when the job failed first.
+ * Sleeps recheck every SHMEM_SLEEP_RECHECK_MS, so a PE that dies is noticed as in
+ * shmemi_wait. */
+int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, shmemi_wake_word_t *w,
+                       long poll_ns);
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int shmemi_usable_cpus(void);
+/* Call after making the condition of w's sleepers true: wakes them all (a system call only
+ * when one sleeps). */
+void shmemi_wake_shared(shmemi_wake_word_t *w);
+
+/* Decides how inst's waits poll, once the PEs of this node are known (init): whether the
+ * node runs more PEs than this process has CPUs (inst->oversubscribed). */
+void shmemi_wait_init(shmemi_instance_t *inst);
+
 /* Call after writing into the PE of ctrl: wakes its waiters if one may sleep.  It costs a
  * fence and a load of a line nobody writes while no one sleeps; no system call, no
  * read-modify-write on the target's lines. */

@@ -187,6 +187,7 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
     shmemi_bootstrap_set_failure_hook(inst->boot, wake_local_waiters, inst);
     SHMEMI_TRY(shmemi_heaps_share(&inst->heaps, inst->boot, INIT_KEY_SHARE, inner->secret, init_timeout_ms));
     SHMEMI_TRY(shmemi_transport_select(inst));
+    shmemi_wait_init(inst);
     SHMEMI_TRY(shmemi_teams_init(inst));
     SHMEMI_TRY(shmemi_coll_init(inst));
     SHMEMI_TRY(shmemi_platform_instance_init(inst));

@@ -4,10 +4,12 @@
 #include "core/instance.h"
 #include "team/team.h"
 
-/* Dissemination barrier over team t, written once over transport primitives: in round k
- * each member adds 1 to the round-k counter of the member 2^k ahead and waits until its
- * own round-k counter reaches the barrier's epoch.  Counters only grow, so there is no
- * reset race.  Completes this PE's outstanding RMA first. */
+/* Barrier over team t; completes this PE's outstanding RMA first.  Teams of more than two
+ * members that all share this node take the node barrier (one shared counter, the last
+ * arriver wakes everyone at once: barrier.c); the others a dissemination barrier, written
+ * once over transport primitives: in round k each member adds 1 to the round-k counter of
+ * the member 2^k ahead and waits until its own round-k counter reaches the barrier's
+ * epoch.  Those counters only grow, so there is no reset race. */
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t);
 
 #endif

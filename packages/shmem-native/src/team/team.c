@@ -33,6 +33,9 @@ static shmemi_team_t *team_new(shmemi_instance_t *inst, int index, int start, in
     t->size = size;
     t->my_idx = (inst->my_pe - start) / stride;
     t->uid = uid;
+    t->on_one_node = 1;
+    for (int i = 0; i < size; i++)
+        t->on_one_node &= inst->heaps.same_node[start + i * stride] != 0;
     t->config.version = (1 << 16) + (int)sizeof(aclshmem_team_config_t);
     t->config.num_contexts = 0;
     t->config.uniqueid = uid;

@@ -19,6 +19,7 @@ typedef struct shmemi_team {
     int my_idx;              /* this PE's number in the team */
     uint64_t uid;            /* names the team's control-plane collectives */
     uint64_t coll_seq;
+    int on_one_node;         /* every member shares this PE's node (the node barrier) */
     aclshmem_team_config_t config;
     pthread_mutex_t lock; /* one collective at a time per team */
 } shmemi_team_t;
