@@ -233,6 +233,15 @@ class CApiHeader(SphinxDirective):
         intro += self._paragraphs(e.doc, known) if e.doc else []
         tables = " and ".join(f":c:macro:`{t}`" for t in e.data.get("tables") or ["?"])
         placeholders = ", ".join(f"``<{p}>``" for p in params)
+        if e.data.get("derived") and not e.data["rows"]:
+            # Only the families made from it are expanded: its templates, then theirs.
+            intro += [f"Templates over {placeholders}, expanded by the families below.", "",
+                      ".. code-block:: c", ""]
+            intro += ["   " + t + ";" for t in e.data["templates"]] + [""]
+            return self._parse(intro)
+        if e.data.get("base"):
+            base = re.sub(r"^(ACLSHMEMI|SHMEMI)_DECLARE_", "", e.data["base"])
+            intro += [f"The family {base} with {e.data['fixed']}.", ""]
         intro += [f"Declared once as templates over {placeholders} and expanded over "
                   f"{tables}: every row of the table below is one element "
                   f"{'type' if len(params) > 1 else 'width'}, and each template gives one "

@@ -15,7 +15,11 @@ separate them.  From those it builds *entries* that the Sphinx directive renders
 * ``#define ACLSHMEMI_DECLARE_X(NAME, TYPE) ...`` (``SHMEMI_DECLARE_X`` in shmem.h)
   together with a later ``ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_X)`` line is a generated
   *family*: the templates and the element table they are expanded over (a table is a
-  ``#define NAME(X)`` of types.h or of the header itself);
+  ``#define NAME(X)`` of types.h or of the header itself; its rows may include another
+  table's, ``OTHER(X)``);
+* a family defined as another one with arguments fixed
+  (``#define ACLSHMEMI_DECLARE_REDUCE_SUM(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, sum)``)
+  has that one's templates with the arguments put in;
 * ``#define shmem_put(...) SHMEMI_C11_RMA(put, __VA_ARGS__)`` is a C11 *generic* name;
 * names of the headers' own machinery (``SHMEMI_C11_*``, ``shmemi_*``) are not shown.
 
@@ -277,6 +281,28 @@ def _template_name(text):
     return text
 
 
+def _derived_family(name, doc, params, value, families):
+    """A family defined as a call of another one with some arguments fixed, as
+    ``#define ACLSHMEMI_DECLARE_REDUCE_SUM(NAME, TYPE) ACLSHMEMI_DECLARE_REDUCE(NAME, TYPE, sum)``
+    (aclshmem/coll.h: one family per reduction operation): the other's templates with the
+    fixed arguments put in; None when value is not such a call."""
+    m = re.match(r"^(\w+)\s*\((.*)\)$", value)
+    base = families.get(m.group(1)) if m else None
+    if base is None:
+        return None
+    args = [a.strip() for a in m.group(2).split(",")]
+    templates = []
+    for template in base.data["templates"]:
+        for placeholder, arg in zip(base.data["params"], args):
+            if arg not in params:
+                template = template.replace(f"<{placeholder}>", arg)
+        templates.append(template)
+    base.data["derived"] = True  # documented through the families made from it
+    fixed = ", ".join(f"{p} = {a}" for p, a in zip(base.data["params"], args) if a not in params)
+    return Entry("family", name, doc, params=params, templates=templates, table=None, rows=[], base=base.name,
+                 fixed=fixed)
+
+
 def parse_header(path, tables=None):
     """Reads one header; tables maps X-macro table names to their rows (see
     parse_tables), for the family expansions of this header."""
@@ -336,13 +362,15 @@ def parse_header(path, tables=None):
                 pending_doc = None
                 continue
             if name.startswith(FAMILY_PREFIXES):
-                templates = []
-                for part in value.split(";"):
-                    part = strip_decorations(part)
-                    if part:
-                        templates.append(_template_name(part))
-                fam = Entry("family", name, doc, params=[p.strip() for p in params.strip("()").split(",")],
-                            templates=templates, table=None, rows=[])
+                own = [p.strip() for p in params.strip("()").split(",")]
+                fam = _derived_family(name, doc, own, value, families)
+                if fam is None:
+                    templates = []
+                    for part in value.split(";"):
+                        part = strip_decorations(part)
+                        if part:
+                            templates.append(_template_name(part))
+                    fam = Entry("family", name, doc, params=own, templates=templates, table=None, rows=[])
                 families[name] = fam
                 entries.append(fam)
                 pending_doc = None

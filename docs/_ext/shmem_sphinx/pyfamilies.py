@@ -34,7 +34,10 @@ _TITLES = {
     "aclshmem_{N}_atomic_add": "Atomic memory operations: add, fetch_add, set, fetch, swap",
     "aclshmem_{N}_atomic_compare_swap": "Atomic compare-and-swap",
     "aclshmem_{N}_atomic_inc": "Atomic increment and bitwise operations (integers)",
+    "aclshmem_{N}_broadcast": "Collectives that move data: broadcast, collect, fcollect, alltoall(s), on streams too",
 }
+_TITLES.update({f"aclshmem_{{N}}_{op}_reduce": f"Reductions with {op}: reduce and reducescatter, on streams too"
+                for op in ("and", "or", "xor", "min", "max", "sum", "prod")})
 
 
 def _display(template):

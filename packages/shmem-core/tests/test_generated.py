@@ -109,7 +109,7 @@ def test_the_generated_families_match_the_templates():
     source = _ffi_build.families_source(_native, "fp")
     compile(source, "<families>", "exec")  # valid Python
     assert "SOURCE_FINGERPRINT = 'fp'" in source
-    for name, *_ in _native.rma_calls() + _native.family_functions():
+    for name, *_ in _native.hand_calls() + _native.family_functions():
         assert f"\ndef {name}(" in source, name
         assert getattr(_pyshmem, name).__module__ == "shmem._pyshmem"
     for alias in _pyshmem.SEED_ALIASES:

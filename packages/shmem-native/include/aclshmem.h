@@ -17,6 +17,7 @@
 #include "aclshmem/signal.h"
 #include "aclshmem/p2p_sync.h"
 #include "aclshmem/sync.h"
+#include "aclshmem/coll.h"
 #include "aclshmem/stream.h"
 #include "aclshmem/log.h"
 

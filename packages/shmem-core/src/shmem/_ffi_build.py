@@ -6,14 +6,15 @@
   it and ``dlopen``s libaclshmem through it, so no C is parsed at run time (no pycparser,
   no compiler: the module is pure Python).
 * ``_pyshmem_families.py``: the templated functions of ``shmem._pyshmem`` (the typed and
-  sized families, the hand-written RMA calls of ``_RMA_CALLS`` and the seed's aliases),
+  sized families, the calls without an element type of ``shmem._native.hand_calls()`` and
+  the seed's aliases),
   with type annotations.  As a module it is compiled once (to its .pyc) instead of at
   every import, and type checkers and editors read its signatures (``_pyshmem.py``
   imports it under ``TYPE_CHECKING``).
 
 Both record the fingerprint of the sources they came from
-(``shmem._native.source_fingerprint()``: this file and ``_native.py``); the package
-ignores a stale one.  ``setup.py`` runs :func:`generate` for every wheel (into the wheel's
+(``shmem._native.source_fingerprint()``: this file, ``_native.py`` and ``_native_coll.py``);
+the package ignores a stale one.  ``setup.py`` runs :func:`generate` for every wheel (into the wheel's
 tree) and for an editable install (into ``src/shmem``, where git ignores them).  In a source
 checkout ``python -m shmem._ffi_build`` writes them next to the sources.  Without them
 everything still works: ``shmem._native`` then parses the declarations with pycparser at
@@ -84,7 +85,18 @@ _RMA_DOCS = {
     "aclshmemx_signal_op_on_stream": "Enqueues a remote signal update on ``stream``.",
     "aclshmemx_signal_wait_until_on_stream": "Enqueues a wait for ``*sig cmp cmp_val`` on ``stream``.",
     "aclshmemx_quiet_on_stream": "Enqueues a completion point on ``stream``.",
+    "aclshmemx_team_exchange": (
+        "Collective: every PE of ``team`` contributes ``size`` bytes (at most 128) from ``mine``;\n"
+        "    ``all`` gets every member's, in team order.  Returns 0 or an error code."),
+    "aclshmem_broadcastmem": "Collective: ``nelems`` bytes of ``source`` on team PE ``pe_root`` to ``dest`` on every PE.",
+    "aclshmem_collectmem": "Collective: each PE's ``nelems`` bytes (counts may differ) to every ``dest``, in team order.",
+    "aclshmem_fcollectmem": "Collective: each PE's ``nelems`` bytes to every ``dest``, in team order.",
+    "aclshmem_alltoallmem": "Collective: block j (``nelems`` bytes) of ``source`` on PE i to block i of ``dest`` on PE j.",
+    "aclshmem_alltoallsmem": "Collective: alltoallmem of single bytes at strides ``sst`` (source) and ``dst`` (dest).",
 }
+_RMA_DOCS.update({
+    f"aclshmemx_{name}_on_stream": f"Enqueues aclshmem_{name} on ``stream``: checked now, run in stream order."
+    for name in ("broadcastmem", "collectmem", "fcollectmem", "alltoallmem", "alltoallsmem")})
 
 
 def _result_type(ret):
@@ -143,7 +155,7 @@ def _function_source(native, name, c_name, ret, params, elem_ctype):
 def families_source(native, fingerprint):
     """The text of _pyshmem_families.py."""
     entries = [(name, name, ret, params, ctype)
-               for name, ret, params, ctype, _tag in native.rma_calls() + native.family_functions()]
+               for name, ret, params, ctype, _tag in native.hand_calls() + native.family_functions()]
     by_name = {e[0]: e for e in entries}
     for alias, target in seed_aliases(native).items():
         _, _, ret, params, ctype = by_name[target]

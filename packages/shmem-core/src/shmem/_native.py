@@ -27,21 +27,35 @@ the X-macro tables ``ACLSHMEM_RMA_TYPES``, ``ACLSHMEM_P2P_SYNC_TYPES``,
 ``ACLSHMEM_AMO_*_TYPES`` and ``ACLSHMEM_RMA_SIZES`` of ``aclshmem/types.h``; so are those
 of put, get and the signal calls (``_RMA_CALLS``).  ``shmem._pyshmem`` generates its
 Python wrappers from the same templates, so the two cannot drift apart; their fast path
-calls the C functions through :func:`address_function`.
+calls the C functions through :func:`address_function`.  The collectives' tables and
+templates (``aclshmem/coll.h``) are in ``shmem._native_coll``, in the same shapes.
 """
 
 import os
 import threading
 
+try:
+    from . import _native_coll as _coll
+except ImportError:  # loaded by path, outside the package (setup.py): its sibling likewise
+    import importlib.util as _util
+
+    _spec = _util.spec_from_file_location(
+        "_shmem_native_coll", os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native_coll.py"))
+    _coll = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(_coll)
+
 __all__ = [
     "RMA_TYPES",
     "P2P_SYNC_TYPES",
     "RMA_SIZES",
+    "COLL_TYPES",
+    "REDUCE_OPS",
     "AMO_INT_TYPES",
     "AMO_FLOAT_TYPES",
     "AMO_HALF_TYPES",
     "FAMILIES",
     "cdef_source",
+    "hand_calls",
     "family_functions",
     "load",
     "address_function",
@@ -86,6 +100,11 @@ AMO_HALF_TYPES = (("half", "aclshmem_half_t"), ("bfloat16", "aclshmem_bfloat16_t
 
 #: ACLSHMEM_RMA_SIZES: element widths (bits) of the sized families.
 RMA_SIZES = (8, 16, 32, 64, 128)
+
+#: ACLSHMEM_COLL_TYPES (the collectives that move data) and, for each reduction operation,
+#: the table of its types (ACLSHMEM_REDUCE_*_TYPES): see shmem._native_coll.
+COLL_TYPES = _coll.COLL_TYPES
+REDUCE_OPS = _coll.REDUCE_OPS
 
 # ---------------------------------------------------------------------------
 # Family templates.  Each entry: (function name, return type, parameters), where a
@@ -229,7 +248,7 @@ FAMILIES = (
     (_AMO_STANDARD, AMO_INT_TYPES + AMO_FLOAT_TYPES + AMO_HALF_TYPES, "type"),
     (_AMO_CSWAP, AMO_INT_TYPES + AMO_FLOAT_TYPES, "type"),
     (_AMO_INTEGER, AMO_INT_TYPES, "type"),
-)
+) + _coll.FAMILIES
 
 
 #: The hand-written calls of rma.h, signal.h, p2p_sync.h and stream.h that move data or
@@ -269,10 +288,10 @@ _RMA_CALLS = (
 )
 
 
-def rma_calls():
-    """The hand-written calls of _RMA_CALLS in the shape of family_functions() (no element
-    type)."""
-    return [(name, ret, params, None, None) for name, ret, params in _RMA_CALLS]
+def hand_calls():
+    """The calls without an element type, in the shape of family_functions(): those of
+    _RMA_CALLS and the collectives' (``shmem._native_coll.CALLS``)."""
+    return [(name, ret, params, None, None) for name, ret, params in _RMA_CALLS + _coll.CALLS]
 
 
 #: How shmem._pyshmem converts each kind of parameter, and what its stubs declare.
@@ -567,9 +586,9 @@ def _declaration(name, ret, params):
 def cdef_source():
     """The complete declaration text handed to ``ffi.cdef``."""
     generated = "\n".join(
-        _declaration(name, ret, params) for name, ret, params, _, _ in rma_calls() + family_functions()
+        _declaration(name, ret, params) for name, ret, params, _, _ in hand_calls() + family_functions()
     )
-    return _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* from _RMA_CALLS and the families */\n" + generated + "\n"
+    return _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* from hand_calls() and the families */\n" + generated + "\n"
 
 
 # ---------------------------------------------------------------------------
@@ -640,7 +659,8 @@ _fingerprint = None
 
 def source_fingerprint():
     """A digest of the files the generated modules are made from: this one (the tables and
-    the declarations) and ``_ffi_build.py`` (the templates).  Each generated module
+    the declarations), ``_native_coll.py`` (the collectives' tables) and ``_ffi_build.py``
+    (the templates).  Each generated module
     records the fingerprint it was made with, so that a stale one (in a source checkout
     whose tables changed since it was built) is never used."""
     global _fingerprint
@@ -649,7 +669,7 @@ def source_fingerprint():
 
         here = os.path.dirname(os.path.abspath(__file__))
         parts = []
-        for name in ("_native.py", "_ffi_build.py"):
+        for name in ("_native.py", "_native_coll.py", "_ffi_build.py"):
             with open(os.path.join(here, name), "rb") as f:
                 data = f.read()
             parts.append(f"{len(data)}:{zlib.crc32(data):08x}")

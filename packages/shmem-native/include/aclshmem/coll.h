@@ -1,14 +1,15 @@
-/* aclshmem/coll.h - collectives over a team: broadcast, collect, fcollect, alltoall,
- * alltoalls, reduce, reduce-scatter, and the exchange of a small record.
+/* aclshmem/coll.h - collectives over a team.
  *
- * Every PE of the team makes the same call (same operation, element type, counts, root and
- * strides; collect's counts may differ), in the same order as its other collectives on that
- * team.  dest and source are symmetric (in a heap, or in the program's shared data) on every
- * PE; each PE may pass its own addresses.  A call returns ACLSHMEM_SUCCESS when its own dest
- * holds the result and its source may be changed again.  A call that does not match the
- * others' (another operation, type, count, root or stride, or a bad argument on any PE)
- * fails on every PE with ACLSHMEM_INVALID_PARAM and a last error that names a PE that
- * differs; nothing is written then.  The calls work on the host and inside kernels.
+ * Broadcast, collect, fcollect, alltoall, alltoalls, reduce, reduce-scatter, and the
+ * exchange of a small record.  Every PE of the team makes the same call (same operation,
+ * element type, counts, root and strides; collect's counts may differ), in the same order
+ * as its other collectives on that team.  dest and source are symmetric (in a heap, or in
+ * the program's shared data) on every PE; each PE may pass its own addresses.  A call
+ * returns ACLSHMEM_SUCCESS when its own dest holds the result and its source may be changed
+ * again.  A call that does not match the others' (another operation, type, count, root or
+ * stride, or a bad argument on any PE) fails on every PE with ACLSHMEM_INVALID_PARAM and a
+ * last error that names a PE that differs; nothing is written then.  Inside a kernel, one
+ * block of each PE makes the call.
  *
  * Counts are in elements (bytes for the *mem forms).  Overlap of dest and source is an
  * error except where a call says otherwise.  The aclshmemx_*_on_stream forms check their
@@ -16,6 +17,9 @@
  * reaches it; a call that failed its checks still takes its place in the stream, so that the
  * team's other PEs fail instead of waiting for it.  Errors of the collective itself become
  * the stream's error (aclshmemx_stream_synchronize).
+ *
+ * On one node the PEs read each other's memory directly; PEs on other nodes are reached
+ * with get and put of the inter-node transport.
  */
 #ifndef ACLSHMEM_COLL_H
 #define ACLSHMEM_COLL_H

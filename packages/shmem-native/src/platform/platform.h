@@ -41,6 +41,11 @@ shmemi_instance_t *shmemi_platform_stream_instance(const char *api, aclrtStream 
 /* Nonzero when the calling thread runs a kernel block (device-side API semantics). */
 int shmemi_platform_in_kernel(void);
 
+/* Orders a host call with the device work before it: on the host, completes the work
+ * enqueued on the default stream so far (as the host barrier does); inside a kernel,
+ * nothing.  The host collectives call it first. */
+void shmemi_platform_order_host(shmemi_instance_t *inst);
+
 /* aclshmem_barrier / aclshmem_sync over team t.  On the host: completes the work enqueued on
  * the default stream so far (as the original, which orders its barrier kernel there), then
  * the PE barrier.  Inside a kernel: the kernel's live blocks meet, one of them does the PE

@@ -348,6 +348,40 @@ static int t_on_stream(int me, int n)
     return 0;
 }
 
+/* A host collective comes after the work enqueued on the default stream before it (as the
+ * host barrier does): a kernel that fills the source late is done before fcollect reads it. */
+typedef struct {
+    uint8_t *buf;
+    size_t len;
+    int from;
+} late_fill_t;
+
+static void late_fill(uint32_t block, uint32_t blocks, void *arg)
+{
+    (void)block, (void)blocks;
+    late_fill_t *a = arg;
+    harness_sleep_ms(50);
+    fill(a->buf, a->len, a->from);
+}
+
+static int t_after_default_stream(int me, int n)
+{
+    size_t len = 1000;
+    uint8_t *src = aclshmem_malloc(len), *dst = aclshmem_malloc(len * (size_t)n);
+    ASSERT(src && dst);
+    memset(src, 0, len);
+    aclshmem_barrier_all();
+    late_fill_t arg = {src, len, me};
+    ASSERT_EQ(aclshmemx_kernel_launch(NULL, late_fill, 1, &arg), ACLSHMEM_SUCCESS);
+    EXPECT_EQ(aclshmem_fcollectmem(ACLSHMEM_TEAM_WORLD, dst, src, len), ACLSHMEM_SUCCESS);
+    for (int p = 0; p < n; p++)
+        EXPECT_PATTERN(dst + (size_t)p * len, len, p, 0);
+    aclshmem_barrier_all();
+    aclshmem_free(dst);
+    aclshmem_free(src);
+    return 0;
+}
+
 /* ---- the exchange ----------------------------------------------------------------------- */
 
 static int t_exchange(int me, int n)
@@ -498,6 +532,7 @@ static const harness_case cases[] = {
     {"subteams", t_subteams, {0}, {2, 3, 4}},
     {"typed", t_typed, {0}, {2, 3}},
     {"on_stream", t_on_stream, {0}, {2, 3}},
+    {"after_default_stream", t_after_default_stream, {0}, {2, 3}},
     {"exchange", t_exchange, {0}, {1, 2, 3, 4}},
     {"mismatch", t_mismatch, {0}, {2, 3, 4}},
     {"bad_team", t_bad_team, {0}, {2}},

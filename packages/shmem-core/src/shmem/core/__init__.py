@@ -30,7 +30,7 @@ from .._pyshmem import (
 )
 # Submodules (the original's tests use core.direct.X).  The functions multi_instance and
 # sync, imported below, take the place of the submodules of the same names.
-from . import amo, config, direct, init_final, memory, profiling, rma, stream, utils  # noqa: F401
+from . import amo, coll, config, direct, init_final, memory, profiling, rma, stream, utils  # noqa: F401
 from .amo import (
     AMO_DTYPES,
     atomic_add,
@@ -49,6 +49,7 @@ from .amo import (
     atomic_swap,
     atomic_xor,
 )
+from .coll import COLL_DTYPES, ReduceOp, alltoall, broadcast, collect, fcollect, reduce, reduce_dtypes, reducescatter
 from .config import set_mte_config, set_rdma_config, set_sdma_config, set_udma_config
 from .direct import init_status, my_pe, n_pes, team_my_pe, team_n_pes
 from .init_final import UniqueID, finalize, get_unique_id, get_version, init, register_finalize_hook
@@ -84,6 +85,9 @@ __all__ = [
     "atomic_add", "atomic_fetch_add", "atomic_inc", "atomic_fetch_inc", "atomic_set", "atomic_fetch",
     "atomic_swap", "atomic_compare_swap", "atomic_and", "atomic_or", "atomic_xor", "atomic_fetch_and",
     "atomic_fetch_or", "atomic_fetch_xor", "atomic_dtypes", "AMO_DTYPES",
+    # collectives
+    "reduce", "reducescatter", "broadcast", "fcollect", "collect", "alltoall", "ReduceOp", "reduce_dtypes",
+    "COLL_DTYPES",
     # barriers and handles
     "barrier", "barrier_all", "sync", "sync_all", "barrier_on_stream", "barrier_all_on_stream",
     "handle_wait", "Handle", "ACLSHMEM_TEAM_WORLD", "ACLSHMEM_TEAM_INVALID", "ACLSHMEM_MAX_TEAMS",

@@ -49,10 +49,10 @@ import ctypes
 import pickle
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Tuple
 
 __all__ = ["ExporterBase", "BUFFER_PROTOCOL", "new_exporter", "stop_exporting", "export_dlpack", "sweep_dlpack",
-           "KDLCPU"]
+           "KDLCPU", "DLPackView", "read_dlpack"]
 
 _P = ctypes.sizeof(ctypes.c_void_p)
 # PyByteArrayObject: PyObject_VAR_HEAD (refcnt, type, ob_size), ob_alloc, ob_bytes,
@@ -334,3 +334,52 @@ def sweep_dlpack():
                 del _dlpack_live[address]
                 entry[2].release()
         return len(_dlpack_live)
+
+
+# ---------------------------------------------------------------------------
+# Reading another library's DLPack tensor (the collectives of shmem.core take them)
+# ---------------------------------------------------------------------------
+
+_api_capsule_get = ctypes.pythonapi.PyCapsule_GetPointer
+_api_capsule_get.restype = ctypes.c_void_p
+_api_capsule_get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+#: DLPack type codes (DLDataTypeCode) and bits -> NumPy names.
+_DL_TYPES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+             (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+             (2, 16): "float16", (2, 32): "float32", (2, 64): "float64", (4, 16): "bfloat16",
+             (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
+
+
+class DLPackView(NamedTuple):
+    """Where a DLPack tensor's elements are: its first byte, its size in bytes, its element
+    type (a NumPy name, or ``"code:bits"`` for one NumPy has no name for), whether its elements
+    are contiguous and in order, and whether it is on the CPU."""
+    addr: int
+    nbytes: int
+    dtype: str
+    contiguous: bool
+    on_cpu: bool
+
+
+def read_dlpack(obj: Any) -> DLPackView:
+    """What ``obj.__dlpack__()`` describes, read without consuming it (the capsule's own
+    destructor hands it back to its producer).  ``obj`` must outlive the use of the view."""
+    capsule = obj.__dlpack__()
+    address = _api_capsule_get(capsule, _CAPSULE_NAME)
+    t = _DLManagedTensor.from_address(address).dl_tensor
+    shape = [t.shape[i] for i in range(t.ndim)]
+    count = 1
+    for extent in shape:
+        count *= extent
+    contiguous = True
+    if t.strides and count > 1:
+        expected = 1
+        for i in reversed(range(t.ndim)):
+            if shape[i] != 1 and t.strides[i] != expected:
+                contiguous = False
+            expected *= shape[i]
+    code, bits = t.dtype.code, t.dtype.bits * t.dtype.lanes
+    return DLPackView(addr=(t.data or 0) + t.byte_offset, nbytes=count * bits // 8,
+                      dtype=_DL_TYPES.get((code, bits), f"{code}:{bits}"), contiguous=contiguous,
+                      on_cpu=t.device.device_type == KDLCPU)

@@ -6,9 +6,9 @@ counts them, see ``buffer``).  Returning that memory to the allocator would let 
 into the next allocation, so ``free`` does not release a block while any PE has a view of
 it: the block is *deferred*.  Whether a block has views is known only on each PE, and
 the decision must be the same on every PE (free is collective and the heaps stay
-symmetric), so every free takes a vote: each PE publishes a bit mask (the block being freed
-and the blocks deferred before) in a small symmetric area, a barrier, and each PE reads
-every PE's mask.  A deferred block is released at the first later free at which no PE has
+symmetric), so every free takes a vote: each PE contributes a bit mask (the block being freed and the
+blocks deferred before) to the library's exchange (``aclshmemx_team_exchange``: a record
+per PE, a barrier, each PE reads them all).  A deferred block is released at the first later free at which no PE has
 a view of it any more, or at finalize.  The Buffer itself is released at once: its methods
 raise, and the buffer protocol hands out only empty views.
 """
@@ -17,7 +17,7 @@ import ctypes
 import warnings
 from typing import Dict, List, Optional, Union
 
-from .. import _pyshmem
+from .. import _native, _pyshmem
 from .._pyshmem import MemType
 from .buffer import Block, Buffer, register_block, unregister_block
 from .utils import (
@@ -41,58 +41,29 @@ __all__ = ["buffer", "calloc", "align", "free", "get_peer_buffer", "Buffer", "Me
 _MASK_BITS = 63
 
 
-class _VoteArea:
-    """Per instance: 32 symmetric bytes, two rounds of [epoch, mask] (int64 each).  Round
-    k uses half k % 2: a PE can write that half again only in round k + 2, after the
-    barrier of round k + 1, which every PE reaches only after reading round k."""
-
-    __slots__ = ("addr", "epoch")
-
-    def __init__(self, addr: int) -> None:
-        self.addr = addr
-        self.epoch = 0
-
-
-_vote_areas: Dict[Optional[int], _VoteArea] = {}  # instance id -> _VoteArea
 # instance id -> [Block], in the order they were deferred (the same on every PE)
 _deferred: Dict[Optional[int], List[Block]] = {}
 
 
-def _vote_area(instance_id: Optional[int]) -> _VoteArea:
-    """The instance's vote area, allocated (collectively) the first time it is needed:
-    by the first allocation, so that it never meets a full heap at a free."""
-    area = _vote_areas.get(instance_id)
-    if area is None:
-        addr = _pyshmem.aclshmemx_calloc(1, 32, MemType.DEVICE_SIDE)
-        if not addr:
-            raise AclshmemError("shmem.core needs 32 bytes of the symmetric heap to agree on frees: "
-                                f"{_pyshmem.aclshmemx_get_last_error() or 'the allocation failed'}")
-        area = _vote_areas[instance_id] = _VoteArea(addr)
-    return area
-
-
-def _or_over_pes(instance_id: Optional[int], mask: int) -> int:
-    """Collective: the OR of every PE's ``mask``."""
-    area = _vote_area(instance_id)
-    area.epoch += 1
-    slot = area.addr + 16 * (area.epoch % 2)
-    ctypes.c_int64.from_address(slot + 8).value = mask
-    ctypes.c_int64.from_address(slot).value = area.epoch
-    call_void("free (agreeing on exported views)", _pyshmem.aclshmem_barrier_all)
-    seen = (ctypes.c_int64 * 2)()
+def _or_over_pes(mask: int) -> int:
+    """Collective over the world team of the active instance: the OR of every PE's ``mask``
+    (the library's exchange: each PE writes its record, a barrier, each reads them all)."""
+    ffi = _native.get_ffi()
+    n = _pyshmem.pe_count()
+    mine, everyone = ffi.new("uint64_t *", mask), ffi.new("uint64_t[]", max(n, 1))
+    rc = _pyshmem.aclshmemx_team_exchange(_pyshmem.ACLSHMEM_TEAM_WORLD, int(ffi.cast("uintptr_t", mine)), 8,
+                                         int(ffi.cast("uintptr_t", everyone)))
+    if rc != _pyshmem.ACLSHMEM_SUCCESS:
+        raise AclshmemError(f"free failed while the PEs agreed on exported views: "
+                            f"{_pyshmem.aclshmemx_get_last_error()}", rc)
     combined = 0
-    for pe in range(_pyshmem.pe_count()):
-        _pyshmem.aclshmem_getmem(ctypes.addressof(seen), slot, 16, pe)
-        if seen[0] != area.epoch:
-            raise AclshmemError(f"free: PE {pe} is not in the same free (collective calls out of order?)")
-        combined |= seen[1]
+    for pe in range(n):
+        combined |= everyone[pe]
     return combined
 
 
 def forget_instance(instance_id: Optional[int]) -> List[Block]:
-    """Drops the vote area and deferred blocks of an instance (its heaps are gone);
-    returns the deferred blocks."""
-    _vote_areas.pop(instance_id, None)
+    """Drops the deferred blocks of an instance (its heaps are gone); returns them."""
     return _deferred.pop(instance_id, [])
 
 
@@ -114,7 +85,6 @@ def buffer(size: int, release: bool = False, except_on_del: bool = True,
     size = check_int(size, "size", 1, SIZE_T_MAX)
     heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
-        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_malloc(size, heap)
         return _owning(f"buffer({size}, mem_type={heap.name})", addr, size, heap)
 
@@ -127,7 +97,6 @@ def calloc(count: int, size: int, mem_type: Union[MemType, int] = MemType.DEVICE
         raise AclshmemInvalid(f"count * size = {count * size} does not fit in size_t")
     heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
-        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_calloc(count, size, heap)
         return _owning(f"calloc({count}, {size}, mem_type={heap.name})", addr, count * size, heap)
 
@@ -140,7 +109,6 @@ def align(alignment: int, size: int, mem_type: Union[MemType, int] = MemType.DEV
     size = check_int(size, "size", 1, SIZE_T_MAX)
     heap: MemType = check_mem_type(mem_type)
     with _instance_lock:
-        _vote_area(active_instance_id())
         addr = _pyshmem.aclshmemx_align(alignment, size, heap)
         return _owning(f"align({alignment}, {size}, mem_type={heap.name})", addr, size, heap)
 
@@ -171,7 +139,7 @@ def free(buf: Buffer) -> None:
         candidates = pending[:_MASK_BITS - 1] + [block]
         local_views = [blk.views() for blk in candidates]
         mask = sum(1 << i for i, n in enumerate(local_views) if n)
-        busy = _or_over_pes(block.instance_id, mask)
+        busy = _or_over_pes(mask)
         if busy >> (len(candidates) - 1) & 1:
             pending.append(block)
             if local_views[-1]:

@@ -364,10 +364,10 @@ int shmemi_platform_launch(const char *api, aclrtStream stream, aclshmemx_kernel
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_platform_barrier(shmemi_instance_t *inst, struct shmemi_team *t)
+void shmemi_platform_order_host(shmemi_instance_t *inst)
 {
     if (shmemi_platform_in_kernel())
-        return shmemi_cpu_kernel_barrier(inst, t);
+        return;
     shmemi_stream_t *s;
     pthread_mutex_lock(&registry_lock);
     if ((s = find_locked(inst->default_stream)) != NULL)
@@ -377,6 +377,13 @@ int shmemi_platform_barrier(shmemi_instance_t *inst, struct shmemi_team *t)
         shmemi_cpu_stream_drain(s);
         release(s);
     }
+}
+
+int shmemi_platform_barrier(shmemi_instance_t *inst, struct shmemi_team *t)
+{
+    if (shmemi_platform_in_kernel())
+        return shmemi_cpu_kernel_barrier(inst, t);
+    shmemi_platform_order_host(inst);
     return shmemi_barrier(inst, t);
 }
 

@@ -1,12 +1,24 @@
 /* The host entry points of aclshmem/coll.h: each names itself and its element type, then
- * the engine.  The typed families come from the type tables of aclshmem/types.h; the
- * on-stream forms are the platform's (platform/coll_stream.c). */
+ * runs the engine (coll/) after the work enqueued on the default stream so far, as the host
+ * barrier does (in a kernel: at once).  That order is the platform's business, so they live
+ * here, above the engine.  The typed families come from the type tables of
+ * aclshmem/types.h; the on-stream forms are in coll_stream.c. */
 #include "aclshmem/coll.h"
 
 #include "coll/coll.h"
+#include "platform/platform.h"
+
+static int host_call(const char *api, aclshmem_team_t team, const shmemi_coll_t *call)
+{
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
+    shmemi_platform_order_host(inst);
+    return shmemi_coll(api, team, call);
+}
 
 /* A call of the engine on dest and source with the fields given. */
-#define COLL_CALL(API, TEAM, ...) shmemi_coll((API), (TEAM), &(shmemi_coll_t){__VA_ARGS__})
+#define COLL_CALL(API, TEAM, ...) host_call((API), (TEAM), &(shmemi_coll_t){__VA_ARGS__})
 
 int aclshmemx_team_exchange(aclshmem_team_t team, const void *mine, size_t size, void *all)
 {
