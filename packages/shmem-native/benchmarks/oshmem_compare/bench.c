@@ -108,53 +108,29 @@ static long share(long value)
  * PE 0 measured (0 elsewhere). */
 typedef double (*kernel_fn)(long n, size_t size);
 
-static double k_put_lat_barrier(long n, size_t size)
-{
-    double t = 0;
-    shmem_barrier_all();
-    if (me == 0) {
-        double t0 = now();
-        for (long i = 0; i < n; i++) {
-            shmem_putmem(buf, loc, size, 1);
-            shmem_quiet();
-        }
-        t = now() - t0;
+/* n puts of 8 bytes, each completed by a quiet before the next, the target in the barrier.
+ * A macro rather than a function pointer, so that the timed loop calls the library
+ * directly. */
+#define PUT_LAT_KERNEL(name, put_call, quiet_call)      \
+    static double name(long n, size_t size)             \
+    {                                                   \
+        double t = 0;                                   \
+        shmem_barrier_all();                            \
+        if (me == 0) {                                  \
+            double t0 = now();                          \
+            for (long i = 0; i < n; i++) {              \
+                put_call;                               \
+                quiet_call;                             \
+            }                                           \
+            t = now() - t0;                             \
+        }                                               \
+        shmem_barrier_all();                            \
+        return t;                                       \
     }
-    shmem_barrier_all();
-    return t;
-}
 
-static double k_put_lat_static(long n, size_t size)
-{
-    double t = 0;
-    shmem_barrier_all();
-    if (me == 0) {
-        double t0 = now();
-        for (long i = 0; i < n; i++) {
-            shmem_putmem(static_target, loc, size, 1);
-            shmem_quiet();
-        }
-        t = now() - t0;
-    }
-    shmem_barrier_all();
-    return t;
-}
-
-static double k_put_lat_ctx(long n, size_t size)
-{
-    double t = 0;
-    shmem_barrier_all();
-    if (me == 0) {
-        double t0 = now();
-        for (long i = 0; i < n; i++) {
-            shmem_ctx_putmem(ctx, buf, loc, size, 1);
-            shmem_ctx_quiet(ctx);
-        }
-        t = now() - t0;
-    }
-    shmem_barrier_all();
-    return t;
-}
+PUT_LAT_KERNEL(k_put_lat_barrier, shmem_putmem(buf, loc, size, 1), shmem_quiet())
+PUT_LAT_KERNEL(k_put_lat_static, shmem_putmem(static_target, loc, size, 1), shmem_quiet())
+PUT_LAT_KERNEL(k_put_lat_ctx, shmem_ctx_putmem(ctx, buf, loc, size, 1), shmem_ctx_quiet(ctx))
 
 /* The target waits for ctl[C_WAKE], which PE 0 sets after the timed loop: asleep in
  * shmem_long_wait_until, or spinning on it in user code. */
