@@ -19,7 +19,10 @@
  * the stream's error (aclshmemx_stream_synchronize).
  *
  * On one node the PEs read each other's memory directly; PEs on other nodes are reached
- * with get and put of the inter-node transport.
+ * with get and put of the inter-node transport.  Across nodes, broadcast, collect, fcollect
+ * and reduce of 64 KiB or more go node by node: each byte crosses the network once per
+ * node (reduce: when every node holds as many of the team's PEs, and for types other than
+ * half and bfloat16), not once per PE.
  */
 #ifndef ACLSHMEM_COLL_H
 #define ACLSHMEM_COLL_H

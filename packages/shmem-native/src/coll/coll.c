@@ -84,8 +84,12 @@ static int extents(const char *api, const shmemi_team_t *t, const shmemi_coll_t 
     case SHMEMI_COLL_REDUCESCATTER:
         *e = (extents_t){bytes, all_bytes};
         break;
-    default: /* collect (this PE's part of dest; the rest is checked once the counts are known),
-              * reduce */
+    case SHMEMI_COLL_COLLECT:
+        /* This PE's part of dest (the rest is checked once the counts are known), at least a
+         * byte of it: other PEs of this node may read it even when this PE gives nothing. */
+        *e = (extents_t){bytes ? bytes : c->dst != NULL, bytes};
+        break;
+    default: /* reduce */
         *e = (extents_t){bytes, bytes};
     }
     return ACLSHMEM_SUCCESS;
@@ -231,16 +235,19 @@ static int run_algorithm(const shmemi_coll_run_t *r)
     }
 }
 
-/* The whole collective on this PE, once it holds the team's collective lock. */
+/* The whole collective on this PE, once it holds the team's collective lock; all and
+ * topo_ints have room for the team's records and topology. */
 static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_coll_t *c,
-                      shmemi_coll_record_t *all)
+                      shmemi_coll_record_t *all, int *topo_ints)
 {
     shmemi_coll_record_t mine;
     /* A PE whose own arguments are bad still takes part, so that the others learn of it. */
     mine.status = prepare_record(api, inst, t, c, &mine);
     SHMEMI_TRY(shmemi_coll_exchange_records(api, inst, t, &mine, all));
+    shmemi_coll_topo_t topo;
+    shmemi_coll_topology(all, t->size, topo_ints, &topo);
     shmemi_coll_run_t r = {.api = api, .inst = inst, .t = t, .c = c, .all = all, .me = t->my_idx,
-                           .esize = shmemi_dtype_size(c->dtype)};
+                           .esize = shmemi_dtype_size(c->dtype), .topo = &topo};
     return run_algorithm(&r);
 }
 
@@ -253,12 +260,15 @@ int shmemi_coll(const char *api, aclshmem_team_t team, const shmemi_coll_t *c)
     if (!t)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: team %d does not exist (never created or destroyed)", api,
                            team);
-    shmemi_coll_record_t *all = calloc((size_t)t->size, sizeof(*all));
+    /* The records, then the topology's ints: made now, so that after the exchange no PE
+     * can fail to hold them (and take another algorithm than the others). */
+    size_t records = (size_t)t->size * sizeof(shmemi_coll_record_t);
+    shmemi_coll_record_t *all = malloc(records + SHMEMI_COLL_TOPO_INTS(t->size) * sizeof(int));
     if (!all) /* cannot take part: the others fail when this PE's death or timeout is seen */
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory for %d records", api, t->size);
     shmemi_coll_team_t *state = &inst->coll->team[t->index];
     pthread_mutex_lock(&state->lock);
-    int rc = run_locked(api, inst, t, c, all);
+    int rc = run_locked(api, inst, t, c, all, (int *)(void *)((uint8_t *)all + records));
     pthread_mutex_unlock(&state->lock);
     free(all);
     return rc;

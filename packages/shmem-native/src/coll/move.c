@@ -6,7 +6,14 @@
  * instead of all the same one.  Nothing writes into another PE's memory, so a PE's dest is
  * its own business until it returns: the exchange's barrier is the start (every source is
  * ready) and one barrier is the end (nobody reads a source any more).  A PE whose own step
- * fails still takes part in that barrier, so that the others are not left waiting. */
+ * fails still takes part in that barrier, so that the others are not left waiting.
+ *
+ * Across nodes, broadcast, fcollect and collect of more than a few kilobytes go node by
+ * node (topology.c): each byte that must cross the network is fetched once per node, the
+ * node's PEs each fetching a share (its part of each remote block) into their own dest;
+ * after a barrier of the node's PEs, each copies the other shares from its neighbours'
+ * dests through the mappings.  The end barrier of the team then also says that nobody
+ * reads a neighbour's dest any more. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +28,56 @@ static int finish(const shmemi_coll_run_t *r, int rc)
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
 }
 
+/* This PE's share of a remote block of len bytes: part local of group_size parts. */
+static void share(const shmemi_coll_run_t *r, size_t len, size_t *first, size_t *last)
+{
+    int g = r->topo->group[r->me];
+    shmemi_coll_part(len, shmemi_coll_group_size(r->topo, g), r->topo->local[r->me], 64, first, last);
+}
+
+/* After the node's barrier: the shares of member i's block (at off in dest, len bytes) that
+ * this PE's neighbours fetched, from their dests. */
+static int copy_neighbours_shares(const shmemi_coll_run_t *r, size_t off, size_t len)
+{
+    int g = r->topo->group[r->me], q = shmemi_coll_group_size(r->topo, g);
+    for (int l = 0; l < q; l++) {
+        int j = shmemi_coll_group_member(r->topo, g, l);
+        size_t first, last;
+        shmemi_coll_part(len, q, l, 64, &first, &last);
+        if (j != r->me)
+            SHMEMI_TRY(shmemi_coll_pull(r, j, SHMEMI_COLL_DST, off + first, (uint8_t *)r->c->dst + off + first,
+                                        last - first));
+    }
+    return ACLSHMEM_SUCCESS;
+}
+
+/* broadcast, node by node: the root's node reads the root; every other node fetches its
+ * shares from the root, meets, and copies the rest from the neighbours. */
+static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
+{
+    int root = r->c->root, rc = ACLSHMEM_SUCCESS;
+    uint8_t *dst = r->c->dst;
+    if (r->topo->group[r->me] == r->topo->group[root]) {
+        if (r->me != root || r->c->dst != r->c->src)
+            rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, 0, dst, len);
+        return finish(r, rc);
+    }
+    size_t first, last;
+    share(r, len, &first, &last);
+    rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, first, dst + first, last - first);
+    int sync_rc = shmemi_coll_node_sync(r);
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS)
+        rc = copy_neighbours_shares(r, 0, len);
+    return finish(r, rc != ACLSHMEM_SUCCESS ? rc : sync_rc);
+}
+
 int shmemi_coll_broadcast(const shmemi_coll_run_t *r)
 {
     size_t len = r->c->nelems * r->esize;
     if (len == 0)
         return ACLSHMEM_SUCCESS;
+    if (shmemi_coll_hierarchical(r, len))
+        return broadcast_by_node(r, len);
     int rc = ACLSHMEM_SUCCESS;
     if (r->me != r->c->root || r->c->dst != r->c->src)
         rc = shmemi_coll_pull(r, r->c->root, SHMEMI_COLL_SRC, 0, r->c->dst, len);
@@ -65,18 +117,33 @@ static int check_collect_dest(const shmemi_coll_run_t *r, const size_t *offsets,
     return ACLSHMEM_SUCCESS;
 }
 
-static int gather_blocks(const shmemi_coll_run_t *r, const size_t *offsets)
+/* Every member's block into dest; by_node: the blocks of other nodes only this PE's share
+ * of each (the rest comes from the neighbours after the node's barrier). */
+static int gather_blocks(const shmemi_coll_run_t *r, const size_t *offsets, int by_node)
 {
     uint8_t *dst = r->c->dst;
     int n = r->t->size;
     for (int k = 1; k <= n; k++) {
         int i = (r->me + k) % n;
-        size_t len = (size_t)r->all[i].nelems * r->esize;
+        size_t len = (size_t)r->all[i].nelems * r->esize, first = 0, last = len;
         if (i == r->me && dst + offsets[i] == (const uint8_t *)r->c->src)
             continue; /* in place */
-        SHMEMI_TRY(shmemi_coll_pull(r, i, SHMEMI_COLL_SRC, 0, dst + offsets[i], len));
+        if (by_node && r->topo->group[i] != r->topo->group[r->me])
+            share(r, len, &first, &last);
+        SHMEMI_TRY(shmemi_coll_pull(r, i, SHMEMI_COLL_SRC, first, dst + offsets[i] + first, last - first));
     }
     return ACLSHMEM_SUCCESS;
+}
+
+/* By node, after gather_blocks: the meeting of the node's PEs, then the neighbours' shares
+ * of every remote block. */
+static int gather_neighbours(const shmemi_coll_run_t *r, const size_t *offsets, int rc)
+{
+    int sync_rc = shmemi_coll_node_sync(r);
+    for (int i = 0; rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && i < r->t->size; i++)
+        if (r->topo->group[i] != r->topo->group[r->me])
+            rc = copy_neighbours_shares(r, offsets[i], (size_t)r->all[i].nelems * r->esize);
+    return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
 }
 
 int shmemi_coll_gather(const shmemi_coll_run_t *r)
@@ -99,8 +166,11 @@ int shmemi_coll_gather(const shmemi_coll_run_t *r)
     }
     if (rc == ACLSHMEM_SUCCESS && r->c->kind == SHMEMI_COLL_COLLECT)
         rc = check_collect_dest(r, offsets, total);
+    int by_node = shmemi_coll_hierarchical(r, total);
     if (rc == ACLSHMEM_SUCCESS)
-        rc = gather_blocks(r, offsets);
+        rc = gather_blocks(r, offsets, by_node);
+    if (by_node) /* (even after a failure: the neighbours wait for this PE) */
+        rc = gather_neighbours(r, offsets, rc);
     if (offsets != small)
         free(offsets);
     return finish(r, rc);

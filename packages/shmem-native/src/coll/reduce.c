@@ -1,19 +1,26 @@
 /* Reductions: reduce (every PE gets the result) and reduce-scatter (PE i gets block i).
  *
- * Each element of a result is computed by one PE, from the members' sources in team order,
- * so every PE ends up with the same bits whatever the arithmetic (floating-point sums
- * depend on the order).  The work goes in pieces that fit the L1 cache: the accumulators of
- * a piece, then each member's piece of source combined into them, read through its mapping
- * when it shares this node, else fetched with a get into a buffer of the same size.
+ * Each element of a result is computed from the same inputs in the same order wherever it
+ * is computed, so every PE ends up with the same bits whatever the arithmetic (floating-point
+ * sums depend on the order).  The work goes in pieces that fit the L1 cache: the
+ * accumulators of a piece, then each input's piece combined into them, read through its
+ * mapping when it shares this node, else fetched with a get into a buffer of the same size.
  *
- * reduce, large: the result is cut into one chunk per member; PE i reduces chunk i and
- * writes it into its own dest and every other member's (through the mapping or with a put).
- * Two barriers in all: the exchange's (every source ready) and the end (every chunk
- * written).  In place (dest == source) is safe: chunk i of any PE's source is read by PE i
- * only, which overwrites it after reading it.
+ * reduce, large: the result is cut into one chunk per member; PE i reduces chunk i (over the
+ * members in team order) and writes it into its own dest and every other member's (through
+ * the mapping or with a put).  Two barriers in all: the exchange's (every source ready) and
+ * the end (every chunk written).  In place (dest == source) is safe: chunk i of any PE's
+ * source is read by PE i only, which overwrites it after reading it.
  * reduce, small (or fewer elements than members): every PE reduces the whole array itself
  * (no writes to other PEs; into a private buffer when in place, copied after the end barrier,
- * since the others still read this PE's source until then). */
+ * since the others still read this PE's source until then).
+ * reduce, node by node (a team on several nodes with as many members on each, large data,
+ * types reduced in their own arithmetic): the q members of a node cut the result into q
+ * parts; member l reduces part l over its node's sources into its dest (the node's partial
+ * result), the team meets, member l of each node reduces part l over the nodes' partials
+ * (in node order) into a private buffer, the team meets again (nobody reads a partial any
+ * more), and member l writes part l into its dest and its neighbours'; a barrier of the node
+ * ends it.  Each byte crosses the network once per node and part, not once per PE. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +37,15 @@ typedef struct {
     uint8_t *acc;   /* piece accumulators */
     uint8_t *fetch; /* piece of a member on another node */
 } pieces_t;
+
+/* What a reduction reads: members (NULL: the whole team in team order), their side, and
+ * where element 0 is in it. */
+typedef struct {
+    const int *members;
+    int count;
+    shmemi_coll_side_t side;
+    size_t base;
+} inputs_t;
 
 static int pieces_init(const shmemi_coll_run_t *r, pieces_t *p)
 {
@@ -48,50 +64,46 @@ static void pieces_fini(pieces_t *p)
     free(p->fetch);
 }
 
-/* p->acc = the reduction, over the members, of count elements of source at byte offset off. */
-static int reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, size_t off, size_t count)
+/* p->acc = the reduction over the inputs of count elements from element at. */
+static int reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, const inputs_t *in, size_t at,
+                        size_t count)
 {
-    for (int i = 0; i < r->t->size; i++) {
-        const void *in = shmemi_coll_peer(r, i, SHMEMI_COLL_SRC, off);
-        if (!in) {
-            SHMEMI_TRY(shmemi_coll_pull(r, i, SHMEMI_COLL_SRC, off, p->fetch, count * r->esize));
-            in = p->fetch;
+    size_t off = in->base + at * r->esize;
+    for (int k = 0; k < in->count; k++) {
+        int i = in->members ? in->members[k] : k;
+        const void *data = shmemi_coll_peer(r, i, in->side, off);
+        if (!data) {
+            SHMEMI_TRY(shmemi_coll_pull(r, i, in->side, off, p->fetch, count * r->esize));
+            data = p->fetch;
         }
-        if (i == 0)
-            p->red->load(p->acc, in, count);
+        if (k == 0)
+            p->red->load(p->acc, data, count);
         else
-            p->red->combine(p->acc, in, count);
+            p->red->combine(p->acc, data, count);
     }
     return ACLSHMEM_SUCCESS;
 }
 
-/* Elements [first, last) of the result: reduced from source at src_base + element offset,
- * stored at out (local) + element offset, then, when share, written to every other member's
- * dest at the same offset. */
-static int reduce_range(const shmemi_coll_run_t *r, const pieces_t *p, size_t src_base, size_t first, size_t last,
-                        uint8_t *out, int share)
+/* Elements [first, last) of the result, reduced over the inputs, stored from out (element
+ * first) on; share: also written to every other member's dest at the same place. */
+static int reduce_range(const shmemi_coll_run_t *r, const pieces_t *p, const inputs_t *in, size_t first,
+                        size_t last, uint8_t *out, int share)
 {
     size_t es = r->esize;
     for (size_t at = first; at < last; at += p->piece) {
-        size_t count = last - at < p->piece ? last - at : p->piece, off = at * es;
-        SHMEMI_TRY(reduce_piece(r, p, src_base + off, count));
-        p->red->store(out + off, p->acc, count);
+        size_t count = last - at < p->piece ? last - at : p->piece;
+        uint8_t *to = out + (at - first) * es;
+        SHMEMI_TRY(reduce_piece(r, p, in, at, count));
+        p->red->store(to, p->acc, count);
         for (int k = 1; share && k < r->t->size; k++)
-            SHMEMI_TRY(shmemi_coll_push(r, (r->me + k) % r->t->size, SHMEMI_COLL_DST, off, out + off, count * es));
+            SHMEMI_TRY(shmemi_coll_push(r, (r->me + k) % r->t->size, SHMEMI_COLL_DST, at * es, to, count * es));
     }
     return ACLSHMEM_SUCCESS;
 }
 
-/* The first element of member i's chunk of n elements (i == team size: the end), on a
- * cache-line boundary of dest: floor(n * i / size), computed without overflow. */
-static size_t chunk_start(const shmemi_coll_run_t *r, int i, size_t n)
+static size_t chunk_unit(const shmemi_coll_run_t *r)
 {
-    size_t size = (size_t)r->t->size;
-    if ((size_t)i == size)
-        return n;
-    size_t unit = r->esize >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / r->esize;
-    size_t start = n / size * (size_t)i + n % size * (size_t)i / size;
-    return start - start % unit;
+    return r->esize >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / r->esize;
 }
 
 static int reduce_small(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
@@ -100,7 +112,8 @@ static int reduce_small(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
     uint8_t *dst = r->c->dst;
     int in_place = (const void *)dst == r->c->src;
     uint8_t *out = in_place ? malloc(bytes) : dst;
-    int rc = out ? reduce_range(r, p, 0, 0, n, out, 0) : shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0};
+    int rc = out ? reduce_range(r, p, &all, 0, n, out, 0) : shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     int sync_rc = shmemi_coll_sync(r);
     if (in_place && out) {
         if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS)
@@ -110,6 +123,65 @@ static int reduce_small(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
 }
 
+static int reduce_chunks(const shmemi_coll_run_t *r, const pieces_t *p, size_t n, int rc)
+{
+    size_t first, last;
+    shmemi_coll_part(n, r->t->size, r->me, chunk_unit(r), &first, &last);
+    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0};
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = reduce_range(r, p, &all, first, last, (uint8_t *)r->c->dst + first * r->esize, 1);
+    int sync_rc = shmemi_coll_sync(r); /* (also when this PE failed: the others wait for it) */
+    return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
+}
+
+/* Node by node applies: several nodes, as many members on each, and an arithmetic in the
+ * type itself (half and bfloat16 accumulate in float and must round once). */
+static int by_node_applies(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    if (!p->red || p->red->acc_size != r->esize || !shmemi_coll_hierarchical(r, n * r->esize))
+        return 0;
+    for (int g = 1; g < topo->nodes; g++)
+        if (shmemi_coll_group_size(topo, g) != shmemi_coll_group_size(topo, 0))
+            return 0;
+    return 1;
+}
+
+/* The node-by-node reduction, after pieces_init succeeded on this PE (rc: its result). */
+static int reduce_by_node(const shmemi_coll_run_t *r, const pieces_t *p, size_t n, int rc)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int g = topo->group[r->me], l = topo->local[r->me], q = shmemi_coll_group_size(topo, g);
+    size_t es = r->esize, first, last;
+    shmemi_coll_part(n, q, l, chunk_unit(r), &first, &last);
+    uint8_t *dst = r->c->dst, *part = malloc((last - first) * es + 1);
+    int *peers = malloc(sizeof(int) * (size_t)topo->nodes); /* member l of every node */
+    if (rc == ACLSHMEM_SUCCESS && (!part || !peers))
+        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
+    for (int h = 0; peers && h < topo->nodes; h++)
+        peers[h] = shmemi_coll_group_member(topo, h, l);
+    inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0};
+    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0};
+    if (rc == ACLSHMEM_SUCCESS) /* the node's partial result of part l, in dest */
+        rc = reduce_range(r, p, &node, first, last, dst + first * es, 0);
+    int sync_rc = shmemi_coll_sync(r);
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) /* over the nodes' partials */
+        rc = reduce_range(r, p, &partials, first, last, part, 0);
+    int sync2_rc = shmemi_coll_sync(r); /* nobody reads a partial any more */
+    for (int k = 0; rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && sync2_rc == ACLSHMEM_SUCCESS && k < q;
+         k++)
+        rc = shmemi_coll_push(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es, part,
+                              (last - first) * es);
+    int node_rc = shmemi_coll_node_sync(r);
+    free(part);
+    free(peers);
+    int results[] = {rc, sync_rc, sync2_rc, node_rc};
+    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
+        if (results[k] != ACLSHMEM_SUCCESS)
+            return results[k];
+    return ACLSHMEM_SUCCESS;
+}
+
 int shmemi_coll_reduce(const shmemi_coll_run_t *r)
 {
     size_t n = r->c->nelems;
@@ -117,16 +189,12 @@ int shmemi_coll_reduce(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
-    int small = n * r->esize <= SMALL_REDUCE_BYTES || n < (size_t)r->t->size;
-    if (rc == ACLSHMEM_SUCCESS && small) {
+    if (by_node_applies(r, &p, n))
+        rc = reduce_by_node(r, &p, n, rc);
+    else if (rc == ACLSHMEM_SUCCESS && (n * r->esize <= SMALL_REDUCE_BYTES || n < (size_t)r->t->size))
         rc = reduce_small(r, &p, n);
-    } else {
-        /* (also when this PE cannot take part: it still meets the others at the end) */
-        if (rc == ACLSHMEM_SUCCESS)
-            rc = reduce_range(r, &p, 0, chunk_start(r, r->me, n), chunk_start(r, r->me + 1, n), r->c->dst, 1);
-        int sync_rc = shmemi_coll_sync(r);
-        rc = rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
-    }
+    else
+        rc = reduce_chunks(r, &p, n, rc);
     pieces_fini(&p);
     return rc;
 }
@@ -138,8 +206,9 @@ int shmemi_coll_reducescatter(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
+    inputs_t block = {NULL, r->t->size, SHMEMI_COLL_SRC, (size_t)r->me * n * r->esize};
     if (rc == ACLSHMEM_SUCCESS)
-        rc = reduce_range(r, &p, (size_t)r->me * n * r->esize, 0, n, r->c->dst, 0);
+        rc = reduce_range(r, &p, &block, 0, n, r->c->dst, 0);
     int sync_rc = shmemi_coll_sync(r);
     pieces_fini(&p);
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;

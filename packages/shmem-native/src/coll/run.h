@@ -44,6 +44,20 @@ struct shmemi_coll_state {
 /* The buffers of a member that a collective reads or writes. */
 typedef enum { SHMEMI_COLL_SRC, SHMEMI_COLL_DST } shmemi_coll_side_t;
 
+/* Which members share a node (from the records' node fields): the members fall into groups
+ * of one node each, numbered in the order their first member appears in the team. */
+typedef struct {
+    int nodes;         /* how many groups */
+    int *group;        /* [team size] each member's group */
+    int *local;        /* [team size] each member's index in its group */
+    int *start;        /* [nodes + 1] where each group's members begin in member[] */
+    int *member;       /* [team size] the members, group by group, each group in team order */
+} shmemi_coll_topo_t;
+
+/* The ints a topology of a team of size members needs (allocated with the records, before
+ * the exchange, so that no PE can fail to make it afterwards). */
+#define SHMEMI_COLL_TOPO_INTS(size) (4 * (size_t)(size) + 1)
+
 /* One collective in progress on this PE, after the exchange. */
 typedef struct {
     const char *api;
@@ -53,7 +67,28 @@ typedef struct {
     const shmemi_coll_record_t *all; /* every member's record, in team order */
     int me;                          /* this PE's index in the team */
     size_t esize;                    /* bytes of one element */
+    const shmemi_coll_topo_t *topo;
 } shmemi_coll_run_t;
+
+/* topology.c: the topology of the team from the records, in ints (SHMEMI_COLL_TOPO_INTS). */
+void shmemi_coll_topology(const shmemi_coll_record_t *all, int size, int *ints, shmemi_coll_topo_t *topo);
+/* Whether a collective of bytes in all should go node by node (hierarchical): the team
+ * spans several nodes and some node holds more than one of its members. */
+int shmemi_coll_hierarchical(const shmemi_coll_run_t *r, size_t bytes);
+/* Member l of group g. */
+static inline int shmemi_coll_group_member(const shmemi_coll_topo_t *topo, int g, int l)
+{
+    return topo->member[topo->start[g] + l];
+}
+static inline int shmemi_coll_group_size(const shmemi_coll_topo_t *topo, int g)
+{
+    return topo->start[g + 1] - topo->start[g];
+}
+/* A barrier of this PE's group only (the members on this node): each adds one to the
+ * others' notification counter of the team in the control segment and waits for theirs. */
+int shmemi_coll_node_sync(const shmemi_coll_run_t *r);
+/* [*first, *last) of part l of len units cut into parts parts, at multiples of unit. */
+void shmemi_coll_part(size_t len, int parts, int l, size_t unit, size_t *first, size_t *last);
 
 /* exchange.c: publishes mine, waits for the team and gathers every member's record into all
  * (t->size of them), then checks that they describe the same call.  Every PE of the team gets

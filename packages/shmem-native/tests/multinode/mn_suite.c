@@ -1098,13 +1098,16 @@ static void case_coll(void)
         coll_reductions(ACLSHMEM_TEAM_WORLD, lens[k] / 8, (int64_t *)(void *)src, (int64_t *)(void *)dst);
         printf("PE %d: the collectives of %zu bytes in %.3f s\n", me, lens[k], now() - t0);
     }
-    /* Teams across nodes: one PE of each node (stride ppn), the even PEs. */
-    static const struct { int start, stride; } specs[] = {{0, -1}, {0, 2}};
+    /* Teams across nodes: one PE of each node (stride ppn), the even PEs, and all but PE 0
+     * (a node with fewer members than the others). */
+    static const struct { int start, stride; } specs[] = {{0, -1}, {0, 2}, {1, 1}};
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
         int stride = specs[s].stride > 0 ? specs[s].stride : ppn;
-        int size = (n - 1) / stride + 1;
+        int size = (n - 1 - specs[s].start) / stride + 1;
+        if (size < 1)
+            continue;
         aclshmem_team_t team = ACLSHMEM_TEAM_INVALID;
-        CHECK(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, stride, size, &team) == 0, "split");
+        CHECK(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, specs[s].start, stride, size, &team) == 0, "split");
         if (team != ACLSHMEM_TEAM_INVALID) {
             coll_moves(team, 70001, src, dst, 9);
             coll_reductions(team, 70001, (int64_t *)(void *)src, (int64_t *)(void *)dst);

@@ -1,0 +1,96 @@
+/* Which members of a team share a node, and the pieces the node-by-node (hierarchical)
+ * algorithms share: the cut of an array into parts and a barrier of one node's members.
+ *
+ * Every record carries its PE's node (the lowest world PE that shares its memory), so every
+ * PE computes the same groups from the same records, and so takes the same algorithm. */
+#include <stdlib.h>
+
+#include "coll/run.h"
+#include "core/error.h"
+#include "core/wait.h"
+#include "mem/heap.h"
+#include "transport/transport.h"
+
+/* Below this many bytes a collective goes flat: the node-by-node algorithms save network
+ * bytes but take an extra synchronisation or two, which costs more than small data. */
+#define HIERARCHY_MIN_BYTES (64 * 1024)
+
+static int compare_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+void shmemi_coll_topology(const shmemi_coll_record_t *all, int size, int *ints, shmemi_coll_topo_t *topo)
+{
+    topo->group = ints;
+    topo->local = ints + size;
+    topo->member = ints + 2 * size;
+    topo->start = ints + 3 * size;
+    /* Sorting node * size + member puts each node's members together, in team order (nodes
+     * and members are below ACLSHMEM_MAX_PES, so the keys fit an int). */
+    for (int i = 0; i < size; i++)
+        topo->member[i] = all[i].node * size + i;
+    qsort(topo->member, (size_t)size, sizeof(int), compare_ints);
+    int nodes = 0, previous = -1;
+    for (int k = 0; k < size; k++) {
+        int i = topo->member[k] % size, node = topo->member[k] / size;
+        if (k == 0 || node != previous)
+            topo->start[nodes++] = k;
+        previous = node;
+        topo->group[i] = nodes - 1;
+        topo->local[i] = k - topo->start[nodes - 1];
+        topo->member[k] = i;
+    }
+    topo->start[nodes] = size;
+    topo->nodes = nodes;
+}
+
+int shmemi_coll_hierarchical(const shmemi_coll_run_t *r, size_t bytes)
+{
+    return r->topo->nodes > 1 && r->topo->nodes < r->t->size && bytes >= HIERARCHY_MIN_BYTES;
+}
+
+void shmemi_coll_part(size_t len, int parts, int l, size_t unit, size_t *first, size_t *last)
+{
+    size_t n = (size_t)parts;
+    for (int k = 0; k < 2; k++) {
+        size_t i = (size_t)l + (size_t)k;
+        size_t at = i >= n ? len : len / n * i + len % n * i / n; /* floor(len * i / n), no overflow */
+        at -= i >= n ? 0 : at % unit;
+        *(k ? last : first) = at;
+    }
+}
+
+typedef struct {
+    _Atomic uint64_t *counter;
+    uint64_t epoch;
+} arrivals_t;
+
+static int all_arrived(void *ctx)
+{
+    arrivals_t *a = ctx;
+    return atomic_load(a->counter) >= a->epoch;
+}
+
+int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g), index = r->t->index;
+    if (q == 1)
+        return ACLSHMEM_SUCCESS;
+    shmemi_instance_t *inst = r->inst;
+    size_t offset = offsetof(shmemi_ctrl_t, coll_signal) + (size_t)index * sizeof(uint64_t);
+    shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1};
+    for (int l = 0; l < q; l++) {
+        int j = shmemi_coll_group_member(topo, g, l);
+        if (j == r->me)
+            continue;
+        int pe = shmemi_team_world_pe(r->t, j);
+        SHMEMI_TRY(inst->transport[pe]->amo(inst, pe, SHMEMI_SEG_CTRL, offset, &arrive, NULL)); /* wakes it */
+    }
+    /* The count only grows: this PE's share of it, over every node sync of the team id. */
+    inst->coll->signal_epoch[index] += (uint64_t)(q - 1);
+    arrivals_t a = {&shmemi_ctrl_of(inst, inst->my_pe)->coll_signal[index], inst->coll->signal_epoch[index]};
+    return shmemi_wait(inst, all_arrived, &a);
+}
