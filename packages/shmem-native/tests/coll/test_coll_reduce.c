@@ -374,12 +374,53 @@ static int t_on_stream(int me, int n)
     return 0;
 }
 
+/* Inside a kernel: one block of each PE makes the call (the others go on). */
+typedef struct {
+    int32_t *dst, *src;
+    size_t count;
+    int rc;
+} kernel_arg_t;
+
+static void reduce_kernel(uint32_t block, uint32_t blocks, void *arg)
+{
+    (void)blocks;
+    kernel_arg_t *a = arg;
+    if (block == 1)
+        a->rc = aclshmem_int32_sum_reduce(ACLSHMEM_TEAM_WORLD, a->dst, a->src, a->count);
+}
+
+static int t_in_kernel(int me, int n)
+{
+    size_t count = 5000;
+    int32_t *src = aclshmem_malloc(count * sizeof(int32_t)), *dst = aclshmem_malloc(count * sizeof(int32_t));
+    ASSERT(src && dst);
+    for (size_t i = 0; i < count; i++)
+        src[i] = me + (int32_t)i;
+    aclrtStream stream = NULL;
+    ASSERT_EQ(aclshmemx_stream_create(&stream), ACLSHMEM_SUCCESS);
+    kernel_arg_t arg = {dst, src, count, -99};
+    ASSERT_EQ(aclshmemx_kernel_launch(stream, reduce_kernel, 3, &arg), ACLSHMEM_SUCCESS);
+    EXPECT_EQ(aclshmemx_stream_synchronize(stream), ACLSHMEM_SUCCESS);
+    EXPECT_EQ(arg.rc, ACLSHMEM_SUCCESS);
+    for (size_t i = 0; i < count; i++)
+        if (dst[i] != n * (n - 1) / 2 + n * (int32_t)i) {
+            harness_report(__FILE__, __LINE__, "element %zu is %d", i, dst[i]);
+            break;
+        }
+    EXPECT_EQ(aclshmemx_stream_destroy(stream), ACLSHMEM_SUCCESS);
+    aclshmem_barrier_all();
+    aclshmem_free(dst);
+    aclshmem_free(src);
+    return 0;
+}
+
 static const harness_case cases[] = {
     {"every_combo", t_every_combo, {0}, {1, 2, 3, 4}},
     {"counts", t_counts, {0}, {2, 3, 4}},
     {"subteam", t_subteam, {0}, {3, 4}},
     {"same_bits", t_same_bits, {0}, {2, 3, 4}},
     {"on_stream", t_on_stream, {0}, {2, 3}},
+    {"in_kernel", t_in_kernel, {0}, {2, 4}},
 };
 
 int main(int argc, char **argv)
