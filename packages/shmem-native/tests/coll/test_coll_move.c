@@ -7,6 +7,7 @@
  * PE with a message naming a PE that differs, write nothing, and leave the team usable.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,77 @@ static int t_subteams(int me, int n)
         aclshmem_barrier_all();
     }
     buffers_free(&b);
+    return 0;
+}
+
+/* A team id is reused by the next team made after a destroy: its collectives start over
+ * (the old team's count and records do not confuse the new one, which has other members). */
+static int t_team_reuse(int me, int n)
+{
+    buffers_t b = buffers_alloc(n);
+    for (int round = 0; round < 6; round++) {
+        int stride = round % 2 + 1, size = (n - 1) / stride + 1;
+        aclshmem_team_t t = strided_team(0, stride, size);
+        if (t != ACLSHMEM_TEAM_INVALID) {
+            for (int k = 0; k <= round; k++) /* a different number of collectives each time */
+                fcollect_case(t, b.src, b.dst, 100 + (size_t)k, 0);
+            aclshmem_team_destroy(t);
+        }
+        aclshmem_barrier_all();
+    }
+    buffers_free(&b);
+    (void)me;
+    return 0;
+}
+
+/* Two threads of each PE, each running collectives on its own team of the same PEs at the
+ * same time: teams are independent (their records, counts and barriers). */
+typedef struct {
+    aclshmem_team_t team;
+    int32_t *src, *dst;
+    int failures;
+} thread_job_t;
+
+static void *collectives_thread(void *arg)
+{
+    thread_job_t *job = arg;
+    int me = aclshmem_team_my_pe(job->team), n = aclshmem_team_n_pes(job->team);
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 64; i++)
+            job->src[i] = me * 1000 + round + job->team;
+        if (aclshmem_int32_sum_reduce(job->team, job->dst, job->src, 64) != ACLSHMEM_SUCCESS)
+            job->failures++;
+        for (int i = 0; i < 64; i++)
+            if (job->dst[i] != 1000 * n * (n - 1) / 2 + n * (round + job->team)) {
+                job->failures++;
+                break;
+            }
+    }
+    return NULL;
+}
+
+static int t_threads(int me, int n)
+{
+    (void)me;
+    thread_job_t jobs[2];
+    for (int k = 0; k < 2; k++) {
+        jobs[k].team = strided_team(0, 1, n);
+        jobs[k].src = aclshmem_malloc(64 * sizeof(int32_t));
+        jobs[k].dst = aclshmem_malloc(64 * sizeof(int32_t));
+        jobs[k].failures = 0;
+        ASSERT(jobs[k].src && jobs[k].dst);
+    }
+    pthread_t threads[2];
+    for (int k = 0; k < 2; k++)
+        ASSERT_EQ(pthread_create(&threads[k], NULL, collectives_thread, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++)
+        pthread_join(threads[k], NULL);
+    for (int k = 0; k < 2; k++) {
+        EXPECT_EQ(jobs[k].failures, 0);
+        aclshmem_team_destroy(jobs[k].team);
+        aclshmem_free(jobs[k].dst);
+        aclshmem_free(jobs[k].src);
+    }
     return 0;
 }
 
@@ -530,6 +602,8 @@ static const harness_case cases[] = {
     {"gather", t_gather, {0}, {1, 2, 3, 4}},
     {"alltoall", t_alltoall, {0}, {1, 2, 3, 4}},
     {"subteams", t_subteams, {0}, {2, 3, 4}},
+    {"team_reuse", t_team_reuse, {0}, {2, 3, 4}},
+    {"threads", t_threads, {0}, {2, 3}},
     {"typed", t_typed, {0}, {2, 3}},
     {"on_stream", t_on_stream, {0}, {2, 3}},
     {"after_default_stream", t_after_default_stream, {0}, {2, 3}},
