@@ -354,6 +354,11 @@ def parse_header(path, tables=None):
             if name in DECORATIONS or not value and name.endswith("_H") or is_internal(name):
                 pending_doc = None
                 continue
+            if params and any(e.kind == "function" and name in e.data.get("names", [e.name]) for e in entries):
+                # A macro that picks between forms of a function declared above (shmem.h's
+                # shmem_sync): the functions' entries document the name.
+                pending_doc = None
+                continue
             doc = pending_doc[0] if pending_doc and pending_doc[1] is None else ""
             if value.startswith(GENERIC_PREFIX) and params == "(...)":
                 # A generic name: its family's table and the operation it picks.

@@ -521,7 +521,9 @@ SHMEMI_API void shmem_ctx_quiet(shmem_ctx_t ctx);
 SHMEMI_API void shmem_barrier_all(void);
 /** Collective over SHMEM_TEAM_WORLD: waits for every PE (this PE's stores are visible). */
 SHMEMI_API void shmem_sync_all(void);
-/** Collective over team, like shmem_sync_all; 0, or nonzero for a bad team. */
+/** Collective over team, like shmem_sync_all; 0, or nonzero for a bad team.  shmem_sync(team)
+ *  is this call too (the C11 name of OpenSHMEM 1.5, in C and C++ here); shmem_sync with
+ *  four arguments is the deprecated active-set sync. */
 SHMEMI_API int shmem_team_sync(shmem_team_t team);
 /* Deprecated (1.5): the active-set barrier and sync of the PEs PE_start, PE_start +
  * 2^logPE_stride, ... (PE_size of them), over the symmetric array pSync of
@@ -529,6 +531,16 @@ SHMEMI_API int shmem_team_sync(shmem_team_t team);
  * restored by every call).  Only the members call. */
 SHMEMI_API void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED;
 SHMEMI_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED;
+/* The name shmem_sync has both forms, as in OpenSHMEM 1.5: shmem_sync(team) is
+ * shmem_team_sync(team) (the C11 synopsis), shmem_sync(PE_start, logPE_stride, PE_size,
+ * pSync) the deprecated active-set sync above.  The form is chosen by the number of
+ * arguments, by the preprocessor, so only the chosen function is named (a team call gets
+ * no deprecation warning) and it works in every C and C++ version; another count does not
+ * compile.  (shmem_sync), in parentheses, is the active-set function itself. */
+#define shmem_sync(...)                                                                        \
+    SHMEMI_C11_SYNC_FORM(__VA_ARGS__, (shmem_sync), shmemi_sync_takes_a_team_or_four_arguments, \
+                         shmemi_sync_takes_a_team_or_four_arguments, shmem_team_sync, 0)(__VA_ARGS__)
+#define SHMEMI_C11_SYNC_FORM(a1, a2, a3, a4, FORM, ...) FORM
 
 /* ---- distributed locks ------------------------------------------------------------ */
 /* A lock is a symmetric long, 0 before its first use, that only these calls touch.  The

@@ -139,7 +139,8 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 }
 SHMEMI_PROFILED(shmem_barrier)
 
-void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+/* In parentheses: shmem.h makes shmem_sync a macro that picks the team or the active-set form. */
+void (shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
     active_set_barrier("shmem_sync", (active_set_t){PE_start, logPE_stride, PE_size}, pSync, 0);
 }

@@ -1,6 +1,6 @@
 // header_cxx.cpp - shmem.h and shmemx.h in a C++ program: the headers compile as C++ (with
 // -Wall -Wextra -pedantic -Werror) and the program links and runs, as a job of one PE (no
-// launcher): init, allocation, RMA, an AMO through a context, finalize.
+// launcher): init, allocation, RMA, an AMO through a context, shmem_sync(team), finalize.
 #include <shmem.h>
 #include <shmemx.h>
 
@@ -21,8 +21,9 @@ int main()
         return 1;
     shmem_ctx_long_atomic_add(ctx, x, 1, 0);
     shmem_ctx_destroy(ctx);
+    int synced = shmem_sync(SHMEM_TEAM_WORLD); // the team form of the name shmem_sync
     bool ok = seen == 42 && *x == 43 && shmem_n_pes() == 1 && shmem_team_my_pe(SHMEM_TEAM_WORLD) == 0 &&
-              shmemx_get_last_error()[0] == '\0';
+              synced == 0 && shmemx_get_last_error()[0] == '\0';
     shmem_free(x);
     shmem_finalize();
     std::printf("%s\n", ok ? "ok" : "wrong results");

@@ -212,6 +212,43 @@ static int t_syncs(int me, int n)
     return 0;
 }
 
+/* The name shmem_sync of OpenSHMEM 1.5: shmem_sync(team) is the team's sync (C11 synopsis,
+ * an int result) and shmem_sync(PE_start, logPE_stride, PE_size, pSync) the deprecated
+ * active-set one.  The even PEs pass their number to the next even PE, quiet and sync as a
+ * team: after shmem_sync(evens) the number is there.  The odd PEs take no part. */
+static int t_sync_name(int me, int n)
+{
+    osh_test_init();
+    int *got = shmem_calloc(1, sizeof(int));
+    long *psync = shmem_calloc(SHMEM_BARRIER_SYNC_SIZE, sizeof(long));
+    ASSERT_NOT_NULL(got);
+    ASSERT_NOT_NULL(psync);
+    *got = -1;
+    shmem_team_t evens = SHMEM_TEAM_INVALID;
+    ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &evens), 0);
+    EXPECT_EQ(shmem_sync(SHMEM_TEAM_WORLD), 0);
+    if (evens != SHMEM_TEAM_INVALID) {
+        int size = shmem_team_n_pes(evens), next = (shmem_team_my_pe(evens) + 1) % size;
+        shmem_int_p(got, me, shmem_team_translate_pe(evens, next, SHMEM_TEAM_WORLD));
+        shmem_quiet();
+        int rc = shmem_sync(evens);
+        EXPECT_EQ(rc, 0);
+        EXPECT_EQ(*got, (me / 2 + size - 1) % size * 2); /* the even PE before me */
+    } else {
+        EXPECT_EQ(*got, -1);
+    }
+    EXPECT(shmem_sync(SHMEM_TEAM_INVALID) != 0);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    shmem_sync(0, 0, n, psync); /* every PE: the active set of the whole job */
+#pragma GCC diagnostic pop
+    shmem_team_destroy(evens);
+    shmem_free(psync);
+    shmem_free(got);
+    shmem_finalize();
+    return 0;
+}
+
 static int t_bad_input(int me, int n)
 {
     (void)me;
@@ -241,6 +278,7 @@ static const harness_case cases[] = {
     { "signals", t_signals, OSH_OPTS, OSH_PES },
     { "waits", t_waits, OSH_OPTS, OSH_PES },
     { "syncs", t_syncs, OSH_OPTS, OSH_PES },
+    { "sync_name", t_sync_name, OSH_OPTS, { 2, 3, 4 } },
     { "bad_input", t_bad_input, OSH_OPTS, { 2 } },
 };
 
