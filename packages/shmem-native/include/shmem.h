@@ -233,8 +233,10 @@ SHMEMI_API void shmem_team_destroy(shmem_team_t team);
 
 /* ---- contexts ---------------------------------------------------------------------- */
 /* A new context on SHMEM_TEAM_WORLD, or on team; options: SHMEM_CTX_PRIVATE,
- * _SERIALIZED, _NOSTORE (or 0).  0 and *ctx, or nonzero with *ctx unchanged.  Completion
- * is tracked per PE: a context's quiet also completes the other contexts' operations. */
+ * _SERIALIZED, _NOSTORE (or 0).  0 and *ctx, or nonzero with *ctx unchanged; for team
+ * SHMEM_TEAM_INVALID (a PE a split left out) nonzero and *ctx = SHMEM_CTX_INVALID.
+ * Completion is tracked per PE: a context's quiet also completes the other contexts'
+ * operations. */
 SHMEMI_API int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 SHMEMI_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 /** Completes ctx's operations and destroys it (SHMEM_CTX_INVALID: nothing). */

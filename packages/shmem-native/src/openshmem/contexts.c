@@ -79,7 +79,9 @@ shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx)
     return live_slot(ctx, api) ? inst : NULL;
 }
 
-/* A new context on team; nonzero (and *ctx unchanged) when it cannot be made. */
+/* A new context on team; nonzero (and *ctx unchanged) when it cannot be made, but for
+ * SHMEM_TEAM_INVALID, the team of the PEs a split left out, where OpenSHMEM 1.5 sets *ctx to
+ * SHMEM_CTX_INVALID: such a PE tests its handle as the members test theirs. */
 static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char *api)
 {
     shmemi_instance_t *inst = shmemi_require(api);
@@ -90,6 +92,8 @@ static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char 
     if (options & ~KNOWN_OPTIONS)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: options 0x%lx are not a mask of SHMEM_CTX_PRIVATE, "
                            "SHMEM_CTX_SERIALIZED and SHMEM_CTX_NOSTORE", api, options);
+    if (team == SHMEM_TEAM_INVALID)
+        *ctx = SHMEM_CTX_INVALID;
     if (!shmemi_osh_team(inst, team, api))
         return ACLSHMEM_INVALID_PARAM;
     pthread_mutex_lock(&slots_lock);

@@ -91,7 +91,7 @@ static int t_split_2d(int me, int n)
 }
 
 /* A context of the team of PEs 1 .. n-1: its PE k is world PE k + 1, for RMA, AMOs and
- * team_ptr alike; get_team gives the team back. */
+ * team_ptr alike; get_team gives the team back.  PE 0, no member, gets no context. */
 static int t_team_context(int me, int n)
 {
     osh_test_init();
@@ -123,6 +123,14 @@ static int t_team_context(int me, int n)
         shmem_ctx_t late = SHMEM_CTX_INVALID;
         OSH_EXPECT_REJECTED(EXPECT(shmem_team_create_ctx(team, 0, &late) != 0), "shmem_team_create_ctx");
         EXPECT(late == SHMEM_CTX_INVALID);
+    } else {
+        /* PE 0 is no member: its handle is SHMEM_TEAM_INVALID, and a context of that is
+         * refused with ctx set to SHMEM_CTX_INVALID (OpenSHMEM 1.5), whatever it held, so
+         * a non-member can test its context handle as members test theirs. */
+        EXPECT(team == SHMEM_TEAM_INVALID);
+        shmem_ctx_t none = SHMEM_CTX_DEFAULT;
+        EXPECT(shmem_team_create_ctx(team, 0, &none) != 0);
+        EXPECT(none == SHMEM_CTX_INVALID);
     }
     shmem_barrier_all();
     shmem_free(word);
