@@ -33,6 +33,8 @@ PROBE = textwrap.dedent("""
     src.numpy()[:] = range(1, 9)
     P.aclshmem_putmem(dst.addr, src.addr, 8, 0)
     P.aclshmem_int32_p(src.addr, 77, 0)
+    lazy = "aclshmem_int64_sum_reduce" not in vars(P)  # a collective's family: made at first use
+    assert P.aclshmem_int64_sum_reduce(0, dst.addr, dst.addr, 1) == 0  # 1 PE, in place: unchanged
     got = [list(dst.numpy()), P.aclshmem_int32_g(src.addr, 0)]
     core.free(dst)
     core.free(src)
@@ -43,6 +45,8 @@ PROBE = textwrap.dedent("""
         "pycparser": "pycparser" in sys.modules,
         "shmem": core.__file__,
         "put_code": P.aclshmem_putmem.__code__.co_filename,
+        "coll_code": P.aclshmem_int64_sum_reduce.__code__.co_filename,
+        "lazy": lazy,
     }))
 """)
 
@@ -71,6 +75,7 @@ def _probe(site):
     out = json.loads(_run([sys.executable, "-c", PROBE], site).strip().splitlines()[-1])
     assert out["shmem"].startswith(str(site)), f"the copy was not the package imported: {out['shmem']}"
     assert out["got"] == [list(range(1, 9)), 77], out
+    assert out["lazy"] is True, "the collectives' families were made at import"
     return out
 
 
@@ -80,6 +85,7 @@ def test_with_the_generated_modules_nothing_parses_c(tmp_path):
     assert out["precompiled"] is True
     assert out["pycparser"] is False, "pycparser was imported although the generated cffi module is there"
     assert out["put_code"] == str(target / _ffi_build.FAMILIES_MODULE_FILE)
+    assert out["coll_code"] == str(target / _ffi_build.COLL_FAMILIES_MODULE_FILE)
 
 
 @pytest.mark.parametrize("change", ["_native.py", "_ffi_build.py"])
@@ -99,6 +105,7 @@ def test_without_generated_modules_the_package_still_works(tmp_path):
     site, _ = _copy_package(tmp_path, generate=False)
     out = _probe(site)
     assert out["precompiled"] is False and out["put_code"].startswith("<generated")
+    assert out["coll_code"].startswith("<generated")
 
 
 def test_the_generated_families_match_the_templates():
@@ -107,10 +114,12 @@ def test_the_generated_families_match_the_templates():
     from shmem import _native, _pyshmem
 
     source = _ffi_build.families_source(_native, "fp")
-    compile(source, "<families>", "exec")  # valid Python
-    assert "SOURCE_FINGERPRINT = 'fp'" in source
+    coll_source = _ffi_build.families_source(_native, "fp", "coll")  # made at first use
+    for text in (source, coll_source):
+        compile(text, "<families>", "exec")  # valid Python
+        assert "SOURCE_FINGERPRINT = 'fp'" in text
     for name, *_ in _native.hand_calls() + _native.family_functions():
-        assert f"\ndef {name}(" in source, name
+        assert f"\ndef {name}(" in (coll_source if _native.is_collective(name) else source), name
         assert getattr(_pyshmem, name).__module__ == "shmem._pyshmem"
     for alias in _pyshmem.SEED_ALIASES:
         assert f"\ndef {alias}(" in source, alias

@@ -5,14 +5,15 @@
   the declarations of ``cdef_source()`` already parsed, as data.  ``shmem._native`` loads
   it and ``dlopen``s libaclshmem through it, so no C is parsed at run time (no pycparser,
   no compiler: the module is pure Python).
-* ``_pyshmem_families.py``: the templated functions of ``shmem._pyshmem`` (the typed and
-  sized families, the calls without an element type of ``shmem._native.hand_calls()`` and
-  the seed's aliases),
+* ``_pyshmem_families.py`` and ``_pyshmem_coll_families.py``: the templated functions of
+  ``shmem._pyshmem`` (the typed and sized families, the calls without an element type of
+  ``shmem._native.hand_calls()`` and the seed's aliases; the second, the collectives' typed
+  families, two thirds of them, is imported when one of them is first used),
   with type annotations.  As a module it is compiled once (to its .pyc) instead of at
   every import, and type checkers and editors read its signatures (``_pyshmem.py``
   imports it under ``TYPE_CHECKING``).
 
-Both record the fingerprint of the sources they came from
+All record the fingerprint of the sources they came from
 (``shmem._native.source_fingerprint()``: this file, ``_native.py`` and ``_native_coll.py``);
 the package ignores a stale one.  ``setup.py`` runs :func:`generate` for every wheel (into the wheel's
 tree) and for an editable install (into ``src/shmem``, where git ignores them).  In a source
@@ -30,8 +31,10 @@ import sys
 
 FFI_MODULE_FILE = "_aclshmem_cffi.py"
 FAMILIES_MODULE_FILE = "_pyshmem_families.py"
-GENERATED_FILES = (FFI_MODULE_FILE, FAMILIES_MODULE_FILE)
+COLL_FAMILIES_MODULE_FILE = "_pyshmem_coll_families.py"
+GENERATED_FILES = (FFI_MODULE_FILE, FAMILIES_MODULE_FILE, COLL_FAMILIES_MODULE_FILE)
 FAMILIES_MODULE = "shmem._pyshmem_families"
+COLL_FAMILIES_MODULE = "shmem._pyshmem_coll_families"
 
 # How each kind of parameter (shmem._native.param_kind) is converted on the slow path:
 # the checks and messages of shmem._pyshmem.
@@ -152,12 +155,20 @@ def _function_source(native, name, c_name, ret, params, elem_ctype):
             f"    return {slow}\n")
 
 
-def families_source(native, fingerprint):
-    """The text of _pyshmem_families.py."""
-    entries = [(name, name, ret, params, ctype)
-               for name, ret, params, ctype, _tag in native.hand_calls() + native.family_functions()]
+def families_source(native, fingerprint, part="base"):
+    """The text of _pyshmem_families.py (part "base": the hand-written calls, every family
+    but the collectives' and the seed's aliases) or of _pyshmem_coll_families.py (part
+    "coll": the collectives' typed families, which _pyshmem loads when one is first used)."""
+    if part == "coll":
+        entries = [(name, name, ret, params, ctype)
+                   for name, ret, params, ctype, _tag in native.family_functions("coll")]
+        aliases = {}
+    else:
+        entries = [(name, name, ret, params, ctype)
+                   for name, ret, params, ctype, _tag in native.hand_calls() + native.family_functions("base")]
+        aliases = seed_aliases(native)
     by_name = {e[0]: e for e in entries}
-    for alias, target in seed_aliases(native).items():
+    for alias, target in aliases.items():
         _, _, ret, params, ctype = by_name[target]
         entries.append((alias, target, ret, params, ctype))
     names = [e[0] for e in entries]
@@ -175,7 +186,7 @@ def families_source(native, fingerprint):
         "",
         "__all__ = [" + ", ".join(repr(n) for n in names) + "]",
         "",
-        f"SEED_ALIASES = {seed_aliases(native)!r}",
+        f"SEED_ALIASES = {aliases!r}",
         "",
     ]
     parts.append("# The C functions, as _pyshmem._address_function makes them at their first call.")
@@ -221,9 +232,11 @@ def generate(directory, native):
     fingerprint = native.source_fingerprint()
     ffi_path = os.path.join(directory, FFI_MODULE_FILE)
     families_path = os.path.join(directory, FAMILIES_MODULE_FILE)
+    coll_path = os.path.join(directory, COLL_FAMILIES_MODULE_FILE)
     _write_atomically(ffi_path, ffi_module_source(native, fingerprint))
     _write_atomically(families_path, families_source(native, fingerprint))
-    return [ffi_path, families_path]
+    _write_atomically(coll_path, families_source(native, fingerprint, "coll"))
+    return [ffi_path, families_path, coll_path]
 
 
 def main(argv=None):

@@ -56,6 +56,8 @@ __all__ = [
     "FAMILIES",
     "cdef_source",
     "hand_calls",
+    "declare_collectives",
+    "is_collective",
     "family_functions",
     "load",
     "address_function",
@@ -322,11 +324,17 @@ def param_kind(ctype, pname, elem_ctype):
     return "int"
 
 
-def family_functions():
+#: How many FAMILIES come before the collectives' (shmem._native_coll.FAMILIES).
+_BASE_FAMILIES = len(FAMILIES) - len(_coll.FAMILIES)
+
+
+def family_functions(part=None):
     """Every generated function as (name, return type, ((C type, Python name), ...),
-    element C type or None, element name or bits)."""
+    element C type or None, element name or bits); part "base" or "coll": only those of
+    the collectives' families (``shmem._native_coll``) or only the others."""
+    families = {None: FAMILIES, "base": FAMILIES[:_BASE_FAMILIES], "coll": FAMILIES[_BASE_FAMILIES:]}[part]
     out = []
-    for templates, table, kind in FAMILIES:
+    for templates, table, kind in families:
         for entry in table:
             if kind == "type":
                 tname, ctype = entry
@@ -583,12 +591,17 @@ def _declaration(name, ret, params):
     return f"{ret} {name}({args});"
 
 
-def cdef_source():
-    """The complete declaration text handed to ``ffi.cdef``."""
+def cdef_source(part=None):
+    """The declaration text handed to ``ffi.cdef``: all of it, or (part "base" / "coll")
+    all but the collectives' typed families, or only those (parsed on first use when no
+    generated module holds the parsed declarations: see declare_collectives)."""
+    if part == "coll":
+        return "\n".join(_declaration(name, ret, params) for name, ret, params, _, _ in family_functions("coll")) + "\n"
     generated = "\n".join(
-        _declaration(name, ret, params) for name, ret, params, _, _ in hand_calls() + family_functions()
+        _declaration(name, ret, params) for name, ret, params, _, _ in hand_calls() + family_functions("base")
     )
-    return _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* from hand_calls() and the families */\n" + generated + "\n"
+    base = _CDEF_TYPES + _CDEF_FUNCTIONS + "\n/* from hand_calls() and the families */\n" + generated + "\n"
+    return base if part == "base" else base + cdef_source("coll")
 
 
 # ---------------------------------------------------------------------------
@@ -705,9 +718,44 @@ def _make_ffi():
     import cffi
 
     ffi = cffi.FFI()
-    ffi.cdef(cdef_source())
+    ffi.cdef(cdef_source("base"))
     precompiled = False
+    global _collectives_pending
+    _collectives_pending = True  # their ~860 typed functions are parsed when one is used
     return ffi
+
+
+#: Whether the collectives' typed families still wait to be declared to the FFI.
+_collectives_pending = False
+_COLLECTIVE_NAMES = None
+
+
+def declare_collectives():
+    """Declares the collectives' typed families to the FFI, if that has not been done (an
+    FFI parsed at run time leaves them out until first used: they are two thirds of the
+    declarations); refuses a library that lacks one of them."""
+    global _collectives_pending
+    if not _collectives_pending:
+        return
+    ffi, lib = load()
+    with _lock:
+        if not _collectives_pending:
+            return
+        ffi.cdef(cdef_source("coll"))
+        missing = [name for name, *_ in family_functions("coll") if not hasattr(lib, name)]
+        _collectives_pending = False
+    if missing:
+        raise LibraryNotFoundError(
+            f"{_path} lacks {len(missing)} collective function(s) shmem-core binds ({', '.join(missing[:5])}"
+            f"{' ...' if len(missing) > 5 else ''}). {_INSTALL_HINT}")
+
+
+def is_collective(name):
+    """Whether name is a function of the collectives' typed families."""
+    global _COLLECTIVE_NAMES
+    if _COLLECTIVE_NAMES is None:
+        _COLLECTIVE_NAMES = frozenset(f[0] for f in family_functions("coll"))
+    return name in _COLLECTIVE_NAMES
 
 
 #: Whether the FFI came from the generated module (None until the FFI is made).
@@ -804,6 +852,8 @@ def address_function(name):
     call itself).  Pointers and ``uintptr_t`` have the same size and are passed the same
     way by every C calling convention CPython runs on (integer registers or stack slots)."""
     ffi, lib = load()
+    if _collectives_pending and is_collective(name):
+        declare_collectives()
     fn = getattr(lib, name)
     ftype = ffi.typeof(fn)
 

@@ -1318,11 +1318,17 @@ class _LazyFunction:
         return fn(*args)
 
 
-def _templated_module():
-    """The module of the templated functions: the one generated at build time when it was
-    made from these sources, else the same text compiled now (a source checkout)."""
+def _templated_module(part="base"):
+    """The module of the templated functions (part "coll": the collectives' typed
+    families): the one generated at build time when it was made from these sources, else
+    the same text compiled now (a source checkout)."""
+    import importlib
+
+    from . import _ffi_build
+
+    name = _ffi_build.COLL_FAMILIES_MODULE if part == "coll" else _ffi_build.FAMILIES_MODULE
     try:
-        from . import _pyshmem_families as module
+        module = importlib.import_module(name)
     except ImportError:
         module = None
     if module is not None and _native.is_fresh(module):
@@ -1331,10 +1337,7 @@ def _templated_module():
     import sys
     import types
 
-    from . import _ffi_build
-
-    name = _ffi_build.FAMILIES_MODULE
-    source = _ffi_build.families_source(_native, None)
+    source = _ffi_build.families_source(_native, None, part)
     filename = f"<generated {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
     module = types.ModuleType(name)
@@ -1344,18 +1347,38 @@ def _templated_module():
     return module
 
 
+def _adopt(module):
+    """The module's functions as functions of this module."""
+    for name in module.__all__:
+        fn = globals()[name] = getattr(module, name)
+        fn.__module__ = __name__  # documented, and shown in help(), as functions of this module
+
+
+_collectives_lock = threading.Lock()
+
+
+def __getattr__(name):
+    # The collectives' typed families (two thirds of the templated functions) are made at
+    # their first use, not at import: a program that never calls one does not pay for them.
+    if _native.is_collective(name):
+        with _collectives_lock:
+            if name not in globals():
+                _adopt(_templated_module("coll"))
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 if _typing.TYPE_CHECKING:
-    from ._pyshmem_families import *  # noqa: F401,F403  (what type checkers see)
+    from ._pyshmem_coll_families import *  # noqa: F401,F403  (what type checkers see)
+    from ._pyshmem_families import *  # noqa: F401,F403
     from ._pyshmem_families import SEED_ALIASES
 else:
     _module = _templated_module()
-    for _name in _module.__all__:
-        _fn = globals()[_name] = getattr(_module, _name)
-        _fn.__module__ = __name__  # documented, and shown in help(), as functions of this module
+    _adopt(_module)
     #: {seed name: C function}: the original's Python API names the sized put-with-signal
     #: family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi].
     SEED_ALIASES = dict(_module.SEED_ALIASES)
-    del _module, _name, _fn
+    del _module
 
 #: The generated families (names of shmem._native.family_functions()).
 GENERATED = [_entry[0] for _entry in _native.family_functions()]
