@@ -15,7 +15,7 @@ import pytest
 
 from integration_helpers import PACKAGES, run
 
-GENERATED = ("shmem/_aclshmem_cffi.py", "shmem/_pyshmem_families.py")
+GENERATED = ("shmem/_aclshmem_cffi.py", "shmem/_pyshmem_families.py", "shmem/_pyshmem_coll_families.py")
 
 PROBE = """
 import json, sys, time
@@ -26,7 +26,8 @@ elapsed = time.perf_counter() - t0
 from shmem import _native, _pyshmem
 print(json.dumps({"shmem": shmem.__file__, "precompiled": _native.precompiled,
                   "pycparser": "pycparser" in sys.modules, "seconds": elapsed,
-                  "put_code": _pyshmem.aclshmem_putmem.__code__.co_filename}))
+                  "put_code": _pyshmem.aclshmem_putmem.__code__.co_filename,
+                  "coll_code": _pyshmem.aclshmem_int32_sum_reduce.__code__.co_filename}))
 """
 
 
@@ -38,7 +39,8 @@ def wheel(tmp_path_factory):
     source = tmp / "shmem-core"
     shutil.copytree(os.path.join(PACKAGES, "shmem-core"), source,
                     ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "_aclshmem_cffi.py",
-                                                  "_pyshmem_families.py", ".pytest_cache"))
+                                                  "_pyshmem_families.py", "_pyshmem_coll_families.py",
+                                                  ".pytest_cache"))
     dist = tmp / "dist"
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--wheel-dir", str(dist),
          str(source)], timeout=600)
@@ -71,4 +73,5 @@ def test_from_the_wheel_nothing_parses_c(wheel, tmp_path):
     assert out["precompiled"] is True, "the wheel's generated cffi module was not used"
     assert out["pycparser"] is False, "import shmem.core and a first call imported pycparser"
     assert out["put_code"] == str(site / "shmem" / "_pyshmem_families.py"), out["put_code"]
+    assert out["coll_code"] == str(site / "shmem" / "_pyshmem_coll_families.py"), out["coll_code"]
     print(f"import shmem.core + get_version(): {out['seconds'] * 1e3:.1f} ms")
