@@ -1,7 +1,7 @@
 """shmem-core's build step beyond pyproject.toml: build_py also writes the modules
 generated from the tables of ``shmem._native`` (see ``src/shmem/_ffi_build.py``): cffi's
 out-of-line ABI module ``shmem._aclshmem_cffi`` and the templated functions
-``shmem._pyshmem_families``.  Both are pure Python, so the wheel stays py3-none-any and
+``shmem._pyshmem_families`` and ``shmem._pyshmem_coll_families``.  All are pure Python, so the wheel stays py3-none-any and
 nothing is compiled at install time.
 
 Regular builds (wheel, sdist -> wheel) write them into the build tree only.  An editable
