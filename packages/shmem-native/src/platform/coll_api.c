@@ -74,6 +74,13 @@ int aclshmem_alltoallsmem(aclshmem_team_t team, void *dest, const void *source, 
     return alltoalls("aclshmem_alltoallsmem", team, SHMEMI_DT_uint8, dest, source, dst, sst, nelems);
 }
 
+/* collect, fcollect and alltoall share their shape: (team, dest, source, nelems). */
+#define DEFINE_GATHER(NAME, TYPE, WHAT, KIND)                                                      \
+    int aclshmem_##NAME##_##WHAT(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
+    {                                                                                              \
+        return gather("aclshmem_" #NAME "_" #WHAT, KIND, team, SHMEMI_DT_##NAME, dest, source, nelems); \
+    }
+
 #define DEFINE_COLL(NAME, TYPE)                                                                    \
     int aclshmem_##NAME##_broadcast(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems, \
                                     int pe_root)                                                   \
@@ -81,21 +88,9 @@ int aclshmem_alltoallsmem(aclshmem_team_t team, void *dest, const void *source, 
         return broadcast("aclshmem_" #NAME "_broadcast", team, SHMEMI_DT_##NAME, dest, source, nelems, \
                          pe_root);                                                                 \
     }                                                                                              \
-    int aclshmem_##NAME##_collect(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
-    {                                                                                              \
-        return gather("aclshmem_" #NAME "_collect", SHMEMI_COLL_COLLECT, team, SHMEMI_DT_##NAME, dest, \
-                      source, nelems);                                                             \
-    }                                                                                              \
-    int aclshmem_##NAME##_fcollect(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
-    {                                                                                              \
-        return gather("aclshmem_" #NAME "_fcollect", SHMEMI_COLL_FCOLLECT, team, SHMEMI_DT_##NAME, dest, \
-                      source, nelems);                                                             \
-    }                                                                                              \
-    int aclshmem_##NAME##_alltoall(aclshmem_team_t team, TYPE *dest, const TYPE *source, size_t nelems) \
-    {                                                                                              \
-        return gather("aclshmem_" #NAME "_alltoall", SHMEMI_COLL_ALLTOALL, team, SHMEMI_DT_##NAME, dest, \
-                      source, nelems);                                                             \
-    }                                                                                              \
+    DEFINE_GATHER(NAME, TYPE, collect, SHMEMI_COLL_COLLECT)                                        \
+    DEFINE_GATHER(NAME, TYPE, fcollect, SHMEMI_COLL_FCOLLECT)                                      \
+    DEFINE_GATHER(NAME, TYPE, alltoall, SHMEMI_COLL_ALLTOALL)                                      \
     int aclshmem_##NAME##_alltoalls(aclshmem_team_t team, TYPE *dest, const TYPE *source, ptrdiff_t dst, \
                                     ptrdiff_t sst, size_t nelems)                                  \
     {                                                                                              \

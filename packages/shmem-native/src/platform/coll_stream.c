@@ -100,6 +100,15 @@ int aclshmemx_alltoallsmem_on_stream(aclshmem_team_t team, void *dest, const voi
                      stream);
 }
 
+/* collect, fcollect and alltoall share their shape: (team, dest, source, nelems, stream). */
+#define DEFINE_GATHER_ON_STREAM(NAME, TYPE, WHAT, KIND)                                            \
+    int aclshmemx_##NAME##_##WHAT##_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                              size_t nelems, aclrtStream stream)                   \
+    {                                                                                              \
+        return gather("aclshmemx_" #NAME "_" #WHAT "_on_stream", KIND, team, SHMEMI_DT_##NAME, dest, source, \
+                      nelems, stream);                                                             \
+    }
+
 #define DEFINE_COLL_ON_STREAM(NAME, TYPE)                                                          \
     int aclshmemx_##NAME##_broadcast_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                size_t nelems, int pe_root, aclrtStream stream)     \
@@ -107,24 +116,9 @@ int aclshmemx_alltoallsmem_on_stream(aclshmem_team_t team, void *dest, const voi
         return broadcast("aclshmemx_" #NAME "_broadcast_on_stream", team, SHMEMI_DT_##NAME, dest, source, \
                          nelems, pe_root, stream);                                                 \
     }                                                                                              \
-    int aclshmemx_##NAME##_collect_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                             size_t nelems, aclrtStream stream)                    \
-    {                                                                                              \
-        return gather("aclshmemx_" #NAME "_collect_on_stream", SHMEMI_COLL_COLLECT, team, SHMEMI_DT_##NAME, \
-                      dest, source, nelems, stream);                                               \
-    }                                                                                              \
-    int aclshmemx_##NAME##_fcollect_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                              size_t nelems, aclrtStream stream)                   \
-    {                                                                                              \
-        return gather("aclshmemx_" #NAME "_fcollect_on_stream", SHMEMI_COLL_FCOLLECT, team, SHMEMI_DT_##NAME, \
-                      dest, source, nelems, stream);                                               \
-    }                                                                                              \
-    int aclshmemx_##NAME##_alltoall_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
-                                              size_t nelems, aclrtStream stream)                   \
-    {                                                                                              \
-        return gather("aclshmemx_" #NAME "_alltoall_on_stream", SHMEMI_COLL_ALLTOALL, team, SHMEMI_DT_##NAME, \
-                      dest, source, nelems, stream);                                               \
-    }                                                                                              \
+    DEFINE_GATHER_ON_STREAM(NAME, TYPE, collect, SHMEMI_COLL_COLLECT)                              \
+    DEFINE_GATHER_ON_STREAM(NAME, TYPE, fcollect, SHMEMI_COLL_FCOLLECT)                            \
+    DEFINE_GATHER_ON_STREAM(NAME, TYPE, alltoall, SHMEMI_COLL_ALLTOALL)                            \
     int aclshmemx_##NAME##_alltoalls_on_stream(aclshmem_team_t team, TYPE *dest, const TYPE *source, \
                                                ptrdiff_t dst, ptrdiff_t sst, size_t nelems,        \
                                                aclrtStream stream)                                 \
