@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -595,6 +596,30 @@ static int t_uniqueid_job(int me, int n)
     return 0;
 }
 
+/* An init that fails before its segments exist (here: PE 0 never comes) closes none of the
+ * process's files: its clean-up once took the still zeroed fields for fd 0 and closed stdin. */
+static int t_failed_init_keeps_files(int me, int n)
+{
+    (void)me;
+    (void)n;
+    if (fcntl(0, F_GETFD) == -1) {
+        int fd = open("/dev/null", O_RDONLY);
+        if (fd > 0) {
+            dup2(fd, 0);
+            close(fd);
+        }
+    }
+    ASSERT(fcntl(0, F_GETFD) != -1);
+    aclshmemx_uniqueid_t uid = ACLSHMEM_UNIQUEID_INITIALIZER;
+    ASSERT_EQ(aclshmemx_get_uniqueid(&uid), ACLSHMEM_SUCCESS);
+    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
+    ASSERT_EQ(aclshmemx_set_attr_uniqueid_args(1, 2, 64 * MiB, &uid, &attr), ACLSHMEM_SUCCESS);
+    attr.option_attr.shm_init_timeout = 1;
+    EXPECT_NE(aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr), ACLSHMEM_SUCCESS);
+    EXPECT(fcntl(0, F_GETFD) != -1);
+    return 0;
+}
+
 /* ---- TLS settings --------------------------------------------------------------------- */
 static int t_conf_store_tls_api(int me, int n)
 {
@@ -693,6 +718,7 @@ static const harness_case cases[] = {
     { "default_mode_bad", t_default_mode_bad, { .no_init = 1, .no_uid = 1 }, { 1 } },
     { "uniqueid", t_uniqueid, { .no_init = 1, .no_uid = 1 }, { 1 } },
     { "uniqueid_job", t_uniqueid_job, { 0 }, { 2, 8 } },
+    { "failed_init_keeps_files", t_failed_init_keeps_files, { .no_init = 1, .no_uid = 1 }, { 1 } },
     { "conf_store_tls_api", t_conf_store_tls_api, { .no_init = 1, .no_uid = 1 }, { 1 } },
     { "tls_on", t_tls_on, { .tls = 1 }, { 2, 4 } },
     { "global_exit_pe0", t_global_exit_pe0, { .no_finalize = 1, .expect_status = 7, .timeout_s = 30 },

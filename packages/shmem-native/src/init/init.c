@@ -206,6 +206,9 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
                              "PE must use the same local_mem_size", pe, (unsigned long long)sizes[pe],
                              inst->my_pe, (unsigned long long)mine);
     free(sizes);
+    /* Every PE has mapped its peers: the hand-off sockets close (their names are public). */
+    if (rc == ACLSHMEM_SUCCESS)
+        shmemi_heaps_share_end(&inst->heaps);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* Symmetric segments: each PE's DEVICE_SIDE heap, HOST_SIDE heap and control segment are
- * sparse memfds, handed to same-node PEs over a Unix socket (SCM_RIGHTS) and mapped there.
+ * sparse memfds, which same-node PEs open (through /proc, or handed over a Unix socket with
+ * SCM_RIGHTS) and map.
  * No named shared-memory object exists, so a crash leaks nothing.  When init asks for it,
  * the program's own global and static data is one more segment (SHMEMI_SEG_DATA,
  * mem/data_segment.h), shared the same way; otherwise that segment is absent (size 0, no
@@ -35,6 +36,8 @@ typedef struct {
     shmemi_allocator_t alloc;
 } shmemi_segment_t;
 
+typedef struct shmemi_handoff shmemi_handoff_t; /* mem/handoff.h */
+
 typedef struct {
     int my_pe, n_pes;
     shmemi_segment_t seg[SHMEMI_SEG_COUNT];
@@ -44,6 +47,10 @@ typedef struct {
     uint64_t data_link; /* the data segment's link-time address (data_segment.h) */
     int listen_fd;      /* abstract Unix socket serving our memfds during init */
     char socket_name[64];
+    shmemi_handoff_t *handoff; /* the thread serving it, from shmemi_heaps_share to _share_end */
+    uint8_t *region;           /* the address space holding every peer's segments (heap.c), or NULL */
+    uint8_t *region_next;      /* where the next one goes */
+    size_t region_size;
 } shmemi_heap_set_t;
 
 /* Every segment memfd is sealed so: no process holding it can resize it under a mapping. */
@@ -66,11 +73,19 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
 /* A memfd of size bytes sealed with SHMEMI_HEAP_SEALS; -1 with errno set on failure. */
 int shmemi_sealed_memfd(const char *name, size_t size);
 
-/* Collective: learns which PEs share this node and maps their segments; then closes the
- * hand-off socket.  Fails on every PE, naming two that differ, unless all PEs share the
- * same data segment (or none does).  Uses the control-plane keys key and key + 0x100. */
+/* Collective: learns which PEs share this node and maps their segments.  Fails on every PE,
+ * naming two that differ, unless all PEs share the same data segment (or none does).  Uses
+ * the control-plane key key (one collective).  This PE's hand-off socket serves the peers
+ * that cannot open its segments through /proc until shmemi_heaps_share_end, which the
+ * caller calls once every PE is known to have mapped its peers (a later collective);
+ * secret must stay valid until then. */
 int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t key,
                        const uint8_t secret[32], int64_t timeout_ms);
+/* Stops serving the hand-off socket and closes it (also done by shmemi_heaps_destroy). */
+void shmemi_heaps_share_end(shmemi_heap_set_t *h);
+
+/* The name of segment s (the memfd's name), for messages. */
+const char *shmemi_segment_name(int s);
 
 /* Receives PE pe's offer on sock (data must be waiting): on success fds[] holds its
  * segment fds, each checked to be sealed (SHMEMI_HEAP_SEALS) and of size[s] bytes (-1 for
