@@ -46,6 +46,7 @@ typedef struct {
 struct shmemi_admission {
     uint8_t secret[SHMEMI_SECRET_LEN];
     int tls; /* TLS on: a connection gets its TLS objects only once it says something */
+    shmemi_channel_context_t *tls_context; /* the server side's, shared by every connection */
     shmemi_admit_check_fn check;
     shmemi_admitted_fn admitted;
     void *ctx;
@@ -67,6 +68,10 @@ shmemi_admission_t *shmemi_admission_new(const uint8_t secret[SHMEMI_SECRET_LEN]
     shmemi_tls_settings_t tls;
     shmemi_settings_tls(&tls);
     a->tls = tls.tls_enabled;
+    if (shmemi_channel_context_new(1, &a->tls_context) != ACLSHMEM_SUCCESS) {
+        free(a);
+        return NULL;
+    }
     a->check = check;
     a->admitted = admitted;
     a->ctx = ctx;
@@ -120,6 +125,7 @@ void shmemi_admission_free(shmemi_admission_t *a)
         SHMEMI_INFO("control plane: the pre-authentication slots were full: %lu idle connections made way, "
                     "%lu newcomers were closed at once", a->displaced, a->turned_away);
     memset(a->secret, 0, sizeof(a->secret));
+    shmemi_channel_context_free(a->tls_context);
     free(a);
 }
 
@@ -206,7 +212,7 @@ static int wrap(shmemi_admission_t *a, slot_t *slot)
 {
     int fd = slot->fd;
     slot->fd = -1;
-    if (shmemi_channel_start(fd, 1, a->secret, &slot->ch) != ACLSHMEM_SUCCESS) {
+    if (shmemi_channel_start_in(a->tls_context, fd, a->secret, &slot->ch) != ACLSHMEM_SUCCESS) {
         memset(slot, 0, sizeof(*slot)); /* the channel closed fd */
         return -1;
     }

@@ -272,6 +272,10 @@ int shmemi_channel_check_settings(void)
         return ACLSHMEM_SUCCESS;
     tls_files_t files;
     parse_tls_info(settings.tls_info, &files);
+    /* The pre-shared key has nothing to check before the handshake: no context is made
+     * here only to be thrown away (the first one of a process costs a millisecond). */
+    if (!files.cert[0])
+        return ACLSHMEM_SUCCESS;
     int rc;
     SSL_CTX *ctx = make_context(0, &settings, &files, &rc);
     if (ctx && files.cert[0])
@@ -495,16 +499,50 @@ int shmemi_channel_handshake(shmemi_channel_t *ch, int64_t deadline_ms)
     }
 }
 
-/* The socket BIO and the TLS objects of ch, the handshake not started. */
-static int setup_tls(shmemi_channel_t *ch, const shmemi_tls_settings_t *settings)
+/* ---- contexts: what the channels of one side share ------------------------------- */
+
+struct shmemi_channel_context {
+    int is_server;
+    SSL_CTX *ctx; /* NULL: TLS is off */
+};
+
+int shmemi_channel_context_new(int is_server, shmemi_channel_context_t **out)
 {
-    tls_files_t files;
-    parse_tls_info(settings->tls_info, &files);
-    fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
-    int rc;
-    ch->ctx = make_context(ch->is_server, settings, &files, &rc);
-    if (!ch->ctx)
+    shmemi_channel_context_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    c->is_server = is_server;
+    shmemi_tls_settings_t settings;
+    shmemi_settings_tls(&settings);
+    int rc = ACLSHMEM_SUCCESS;
+    if (settings.tls_enabled) {
+        tls_files_t files;
+        parse_tls_info(settings.tls_info, &files);
+        c->ctx = make_context(is_server, &settings, &files, &rc);
+    }
+    if (rc != ACLSHMEM_SUCCESS) {
+        free(c);
         return rc;
+    }
+    *out = c;
+    return ACLSHMEM_SUCCESS;
+}
+
+void shmemi_channel_context_free(shmemi_channel_context_t *c)
+{
+    if (!c)
+        return;
+    SSL_CTX_free(c->ctx); /* channels made from it hold references of their own */
+    free(c);
+}
+
+/* The socket BIO and the TLS objects of ch, the handshake not started. */
+static int setup_tls(shmemi_channel_t *ch, SSL_CTX *ctx)
+{
+    fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK);
+    if (!SSL_CTX_up_ref(ctx))
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot share the OpenSSL context");
+    ch->ctx = ctx;
     if (!(ch->ssl = SSL_new(ch->ctx)))
         return shmemi_fail(ACLSHMEM_INNER_ERROR, "TLS: cannot create a connection");
     BIO *bio = socket_bio(ch);
@@ -519,7 +557,8 @@ static int setup_tls(shmemi_channel_t *ch, const shmemi_tls_settings_t *settings
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi_channel_t **out)
+int shmemi_channel_start_in(const shmemi_channel_context_t *c, int fd, const uint8_t secret[32],
+                            shmemi_channel_t **out)
 {
     shmemi_channel_t *ch = calloc(1, sizeof(*ch));
     if (!ch) {
@@ -527,19 +566,30 @@ int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     }
     ch->fd = fd;
-    ch->is_server = is_server;
+    ch->is_server = c->is_server;
     ch->wanted = POLLIN;
     pthread_mutex_init(&ch->lock, NULL);
     shmemi_proof(secret, "aclshmem-tls-psk", "", 0, ch->psk);
-    shmemi_tls_settings_t settings;
-    shmemi_settings_tls(&settings);
-    int rc = settings.tls_enabled ? setup_tls(ch, &settings) : ACLSHMEM_SUCCESS;
+    int rc = c->ctx ? setup_tls(ch, c->ctx) : ACLSHMEM_SUCCESS;
     if (rc != ACLSHMEM_SUCCESS) {
         shmemi_channel_close(ch);
         return rc;
     }
     *out = ch;
     return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi_channel_t **out)
+{
+    shmemi_channel_context_t *c;
+    int rc = shmemi_channel_context_new(is_server, &c);
+    if (rc != ACLSHMEM_SUCCESS) {
+        close(fd);
+        return rc;
+    }
+    rc = shmemi_channel_start_in(c, fd, secret, out);
+    shmemi_channel_context_free(c);
+    return rc;
 }
 
 int shmemi_channel_open(int fd, int is_server, const uint8_t secret[32], int64_t deadline_ms,

@@ -33,6 +33,17 @@ int shmemi_channel_peer_hung_up(shmemi_channel_t *ch);
 /* Wraps fd (ownership passes) without starting the TLS handshake: drive it with
  * shmemi_channel_handshake_step.  An aclshmem error code (fd closed on failure). */
 int shmemi_channel_start(int fd, int is_server, const uint8_t secret[32], shmemi_channel_t **out);
+
+/* What the channels of one side share: the TLS settings read once and OpenSSL's context
+ * made from them (making one costs a tenth of a millisecond, the first of a process ten
+ * times that), for a server that wraps a connection per PE.  An aclshmem error code. */
+typedef struct shmemi_channel_context shmemi_channel_context_t;
+int shmemi_channel_context_new(int is_server, shmemi_channel_context_t **out);
+/* Channels made from c keep what they need: c may go first. */
+void shmemi_channel_context_free(shmemi_channel_context_t *c);
+/* shmemi_channel_start with c's side and settings. */
+int shmemi_channel_start_in(const shmemi_channel_context_t *c, int fd, const uint8_t secret[32],
+                            shmemi_channel_t **out);
 /* Advances the TLS handshake without blocking: 0 when done (at once without TLS), -EAGAIN
  * to be called again when shmemi_channel_wanted() events arrive, -EPROTO when it failed
  * (shmemi_channel_failure says why; nothing is logged, so a flood of bad clients is quiet). */
