@@ -190,6 +190,8 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     for (int pe = 0; pe < inst->n_pes && rec->node < 0; pe++)
         if (pe == inst->my_pe || inst->heaps.same_node[pe])
             rec->node = pe;
+    if (c->refused != ACLSHMEM_SUCCESS)
+        return c->refused;
     SHMEMI_TRY(check_kind(api, t, c));
     if (c->kind == SHMEMI_COLL_EXCHANGE) {
         SHMEMI_TRY(check_exchange(api, c));

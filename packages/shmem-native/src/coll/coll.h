@@ -98,6 +98,8 @@ typedef struct {
     size_t nelems;
     int root;                        /* broadcast: a team PE */
     ptrdiff_t dst_stride, src_stride; /* alltoalls, in elements */
+    int refused;                     /* an error the caller's own checks found (recorded): this PE
+                                      * still takes part, so that the call fails on every PE */
 } shmemi_coll_t;
 
 /* The engine's per-instance state; made by init, after the teams. */
