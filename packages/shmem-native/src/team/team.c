@@ -243,6 +243,64 @@ static int split_teams(shmemi_instance_t *inst, shmemi_team_t *parent, split_req
     return rc;
 }
 
+/* ---- a team made by its members alone --------------------------------------------------- */
+
+typedef enum { CREATE_MEMBERS = 3 } create_kind_t; /* beside split_kind_t, in request.kind */
+
+/* The members' requests must all name the same PEs; every member must be able to take part. */
+static int check_members_agree(const split_request_t *all, const split_request_t *mine, int size, int start,
+                               int stride, const char *api)
+{
+    for (int i = 0; i < size; i++)
+        if (all[i].kind != mine->kind || memcmp(all[i].args, mine->args, sizeof(mine->args)) != 0)
+            return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                               "%s: member %d of the PEs (start %d, stride %d, size %d) asked for the PEs "
+                               "(start %d, stride %d, size %d); no team was created", api,
+                               start + i * stride, start, stride, size, all[i].args[0], all[i].args[1],
+                               all[i].args[2]);
+    for (int i = 0; i < size; i++)
+        if (all[i].status != 0)
+            return shmemi_fail(all[i].status, "%s failed on PE %d, so on every member; no team was created", api,
+                               start + i * stride);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_team_create_strided(const char *api, shmemi_instance_t *inst, int start, int stride, int size,
+                               uint64_t key, aclshmem_team_t *out)
+{
+    *out = ACLSHMEM_TEAM_INVALID;
+    int me = inst->my_pe - start;
+    if (size < 1 || stride < 1 || start < 0 || (int64_t)start + (int64_t)(size - 1) * stride >= inst->n_pes ||
+        me < 0 || me % stride != 0 || me / stride >= size)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: PE %d is not one of the PEs (start %d, stride %d, size %d) "
+                           "of the %d PEs", api, inst->my_pe, start, stride, size, inst->n_pes);
+    split_request_t mine = {.kind = CREATE_MEMBERS, .args = {start, stride, size}};
+    memcpy(mine.used, inst->teams->used, sizeof(mine.used));
+    split_request_t *all = calloc((size_t)size, sizeof(*all));
+    uint8_t *members = malloc((size_t)size);
+    if (!all || !members) { /* cannot take part: the others time out, as on any PE that stops */
+        free(all);
+        free(members);
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", api);
+    }
+    memset(members, 1, (size_t)size);
+    int rc = shmemi_bootstrap_collective(inst->boot, key, size, me / stride, &mine, sizeof(mine), all,
+                                         inst->control_timeout_ms);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = check_members_agree(all, &mine, size, start, stride, api);
+    int index = rc == ACLSHMEM_SUCCESS ? lowest_common_free(all, size, members, -1) : -1;
+    if (rc == ACLSHMEM_SUCCESS && index < 0)
+        rc = shmemi_fail(ACLSHMEM_INNER_ERROR, "%s: the team pool is full: all %d team ids are in use", api,
+                         ACLSHMEM_MAX_TEAMS);
+    if (rc == ACLSHMEM_SUCCESS && !team_new(inst, index, start, stride, size, key))
+        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", api);
+    if (rc == ACLSHMEM_SUCCESS)
+        *out = index;
+    free(all);
+    free(members);
+    return rc;
+}
+
 /* The checks a split can make before it starts: instance 0 and a live parent.  A PE that
  * fails them cannot take part in the split's collective at all. */
 static int split_parent(aclshmem_team_t parent_team, const char *api, shmemi_instance_t **inst,

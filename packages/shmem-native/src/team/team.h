@@ -61,6 +61,14 @@ int shmemi_team_split_strided(const char *api, aclshmem_team_t parent_team, int 
 int shmemi_team_split_2d(const char *api, aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
                          aclshmem_team_t *y_team);
 void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const char *api);
+/* Collective over the world PEs start, start + stride, ... (size of them), which alone call
+ * it (the other PEs take no part, unlike a split): makes the team of exactly those PEs, under
+ * an id free on all of them, whose uid is key.  key names the creation among the control
+ * plane's collectives: the same on every member, and never that of another creation alive at
+ * the same time (OpenSHMEM's active sets: a hash of the set).  Errors name api; members that
+ * name other PEs fail, or time out when their keys differ. */
+int shmemi_team_create_strided(const char *api, shmemi_instance_t *inst, int start, int stride, int size,
+                               uint64_t key, aclshmem_team_t *out);
 
 /* Collective over t's members: gathers len bytes from each into out (member order). */
 int shmemi_team_collective(shmemi_instance_t *inst, shmemi_team_t *t, const void *in, size_t len,
