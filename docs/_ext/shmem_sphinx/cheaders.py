@@ -513,9 +513,10 @@ def c11_type_tables(path):
 
 def generic_types(selector, tables):
     """The C types a generic name's selector (SHMEMI_C11_RMA_CONST ...) takes, and whether
-    it has context forms (all but the point-to-point ones and the deprecated names)."""
+    it has context forms (all but the point-to-point ones, the collectives and the deprecated
+    names)."""
     family = selector[len(GENERIC_PREFIX):]
-    has_ctx = family != "P2P" and not family.endswith("_DEPRECATED")
+    has_ctx = family != "P2P" and not family.endswith("_DEPRECATED") and not family.startswith(("COLL", "REDUCE"))
     family = family.replace("_DEPRECATED", "").replace("_CONST", "")
     return tables.get(GENERIC_PREFIX + "TYPES_" + family, []), has_ctx
 

@@ -61,6 +61,8 @@ SHMEMI_PSHMEM(set_lock) SHMEMI_PSHMEM(clear_lock) SHMEMI_PSHMEM(test_lock)
 SHMEMI_PSHMEM(set_cache_inv) SHMEMI_PSHMEM(set_cache_line_inv) SHMEMI_PSHMEM(clear_cache_inv)
 SHMEMI_PSHMEM(clear_cache_line_inv) SHMEMI_PSHMEM(udcflush) SHMEMI_PSHMEM(udcflush_line)
 SHMEMI_PSHMEM(barrier) SHMEMI_PSHMEM(sync)
+SHMEMI_PSHMEM(broadcastmem) SHMEMI_PSHMEM(collectmem) SHMEMI_PSHMEM(fcollectmem) SHMEMI_PSHMEM(alltoallmem)
+SHMEMI_PSHMEM(alltoallsmem)
 /* The deprecated names without the shmem_ prefix. */
 SHMEMI_API extern __typeof__(start_pes) pstart_pes;
 SHMEMI_API extern __typeof__(_my_pe) p_my_pe;
@@ -121,6 +123,36 @@ SHMEMI_TYPES_AMO_BITWISE(SHMEMI_PSHMEM_AMO_BITWISE)
 #define SHMEMI_PSHMEM_P2P(NAME, TYPE)                                                          \
     SHMEMI_PSHMEM_P2P_OP(NAME, wait_until) SHMEMI_PSHMEM_P2P_OP(NAME, test) SHMEMI_PSHMEM(NAME##_wait)
 SHMEMI_TYPES_P2P(SHMEMI_PSHMEM_P2P)
+
+/* The collectives: typed, sized (deprecated), and the reductions, team-based (_reduce) and
+ * over active sets (_to_all, deprecated), each operation over its table of types. */
+#define SHMEMI_PSHMEM_COLL_TYPED(NAME, TYPE)                                                   \
+    SHMEMI_PSHMEM(NAME##_broadcast) SHMEMI_PSHMEM(NAME##_collect) SHMEMI_PSHMEM(NAME##_fcollect) \
+    SHMEMI_PSHMEM(NAME##_alltoall) SHMEMI_PSHMEM(NAME##_alltoalls)
+SHMEMI_TYPES_RMA(SHMEMI_PSHMEM_COLL_TYPED)
+
+#define SHMEMI_PSHMEM_COLL_SIZED(BITS)                                                         \
+    SHMEMI_PSHMEM(broadcast##BITS) SHMEMI_PSHMEM(collect##BITS) SHMEMI_PSHMEM(fcollect##BITS)   \
+    SHMEMI_PSHMEM(alltoall##BITS) SHMEMI_PSHMEM(alltoalls##BITS)
+SHMEMI_SIZES_COLL(SHMEMI_PSHMEM_COLL_SIZED)
+
+#define SHMEMI_PSHMEM_BITWISE_OPS(NAME, KIND)                                                  \
+    SHMEMI_PSHMEM(NAME##_and_##KIND) SHMEMI_PSHMEM(NAME##_or_##KIND) SHMEMI_PSHMEM(NAME##_xor_##KIND)
+#define SHMEMI_PSHMEM_ORDER_OPS(NAME, KIND) SHMEMI_PSHMEM(NAME##_max_##KIND) SHMEMI_PSHMEM(NAME##_min_##KIND)
+#define SHMEMI_PSHMEM_ARITH_OPS(NAME, KIND) SHMEMI_PSHMEM(NAME##_sum_##KIND) SHMEMI_PSHMEM(NAME##_prod_##KIND)
+#define SHMEMI_PSHMEM_REDUCE_BITWISE(NAME, TYPE) SHMEMI_PSHMEM_BITWISE_OPS(NAME, reduce)
+#define SHMEMI_PSHMEM_REDUCE_MINMAX(NAME, TYPE) SHMEMI_PSHMEM_ORDER_OPS(NAME, reduce) SHMEMI_PSHMEM_ARITH_OPS(NAME, reduce)
+#define SHMEMI_PSHMEM_TO_ALL_INT(NAME, TYPE)                                                   \
+    SHMEMI_PSHMEM_BITWISE_OPS(NAME, to_all) SHMEMI_PSHMEM_ORDER_OPS(NAME, to_all) SHMEMI_PSHMEM_ARITH_OPS(NAME, to_all)
+#define SHMEMI_PSHMEM_TO_ALL_REAL(NAME, TYPE) SHMEMI_PSHMEM_ORDER_OPS(NAME, to_all) SHMEMI_PSHMEM_ARITH_OPS(NAME, to_all)
+#define SHMEMI_PSHMEM_COMPLEX(NAME, TYPE) SHMEMI_PSHMEM_ARITH_OPS(NAME, reduce) SHMEMI_PSHMEM_ARITH_OPS(NAME, to_all)
+SHMEMI_TYPES_REDUCE_BITWISE(SHMEMI_PSHMEM_REDUCE_BITWISE)
+SHMEMI_TYPES_REDUCE_MINMAX(SHMEMI_PSHMEM_REDUCE_MINMAX)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_PSHMEM_TO_ALL_INT)
+SHMEMI_TYPES_TO_ALL_REAL(SHMEMI_PSHMEM_TO_ALL_REAL)
+#if !defined(__STDC_NO_COMPLEX__) && (!defined(__cplusplus) || defined(__GNUC__))
+SHMEMI_TYPES_REDUCE_COMPLEX(SHMEMI_PSHMEM_COMPLEX)
+#endif
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop

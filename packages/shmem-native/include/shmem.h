@@ -20,8 +20,6 @@
  * generated at build time: the same tables also generate the library's definitions, its
  * tests and the C11 generic names, and the documentation reads them from this file, so
  * there is no second list to keep in step and the installed header is the source.
- * Collectives (broadcast, reductions, collect, alltoall) are not part of this version of
- * the library.
  */
 #ifndef SHMEM_H
 #define SHMEM_H
@@ -84,6 +82,17 @@ extern "C" {
  * longs, each SHMEM_SYNC_VALUE before the first call (and after every call). */
 #define SHMEM_BARRIER_SYNC_SIZE 16
 #define SHMEM_SYNC_VALUE 0L
+/* The pSync arrays of the deprecated active-set collectives (longs, each SHMEM_SYNC_VALUE
+ * before the call; they still are after it: the collectives here do not use them), and the
+ * fewest elements of a reduction's pWrk array (which the specification asks to be
+ * max(nreduce / 2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE) elements; it is not used either). */
+#define SHMEM_BCAST_SYNC_SIZE 16
+#define SHMEM_COLLECT_SYNC_SIZE 16
+#define SHMEM_REDUCE_SYNC_SIZE 16
+#define SHMEM_ALLTOALL_SYNC_SIZE 16
+#define SHMEM_ALLTOALLS_SYNC_SIZE 16
+#define SHMEM_SYNC_SIZE 16 /* enough for any collective (and the barrier) */
+#define SHMEM_REDUCE_MIN_WRKDATA_SIZE 1
 
 /* Spellings that OpenSHMEM 1.3 deprecated, for older programs. */
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
@@ -98,6 +107,10 @@ extern "C" {
 #define _SHMEM_CMP_LE SHMEM_CMP_LE
 #define _SHMEM_BARRIER_SYNC_SIZE SHMEM_BARRIER_SYNC_SIZE
 #define _SHMEM_SYNC_VALUE SHMEM_SYNC_VALUE
+#define _SHMEM_BCAST_SYNC_SIZE SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
 /* ---- teams and contexts ------------------------------------------------------- */
 /* A team: an ordered set of PEs (numbered from 0 within the team).  A handle that is
@@ -154,6 +167,31 @@ typedef struct {
     X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)             \
     X(int32, int32_t) X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t)                \
     X(size, size_t) X(ptrdiff, ptrdiff_t)
+
+/* X(NAME, TYPE): the types of the team-based reductions, by operation: and, or, xor ... */
+#define SHMEMI_TYPES_REDUCE_BITWISE(X)                                                         \
+    X(uchar, unsigned char) X(ushort, unsigned short) X(uint, unsigned int)                    \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) \
+    X(int32, int32_t) X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t)                  \
+    X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)
+
+/* ... min and max (and sum and prod, which also take the complex types) ... */
+#define SHMEMI_TYPES_REDUCE_MINMAX(X)                                                          \
+    X(char, char) X(schar, signed char) X(short, short) X(int, int) X(long, long)              \
+    X(longlong, long long) X(ptrdiff, ptrdiff_t) SHMEMI_TYPES_REDUCE_BITWISE(X) X(float, float) \
+    X(double, double) X(longdouble, long double)
+
+/* ... and the complex types of sum and prod, of both kinds of reduction (declared where the
+ * compiler has complex types: C99 and later unless __STDC_NO_COMPLEX__, and GNU C++). */
+#define SHMEMI_TYPES_REDUCE_COMPLEX(X) X(complexd, double _Complex) X(complexf, float _Complex)
+
+/* X(NAME, TYPE): the types of the deprecated active-set reductions (shmem_TYPE_OP_to_all):
+ * the integers take every operation, the reals min, max, sum and prod. */
+#define SHMEMI_TYPES_TO_ALL_INT(X) X(short, short) X(int, int) X(long, long) X(longlong, long long)
+#define SHMEMI_TYPES_TO_ALL_REAL(X) X(float, float) X(double, double) X(longdouble, long double)
+
+/* X(BITS): the element widths of the deprecated active-set collectives. */
+#define SHMEMI_SIZES_COLL(X) X(32) X(64)
 
 /* ---- library setup, exit and query --------------------------------------- */
 /** Collective: joins the job the launcher started (SHMEM_RUN_UID, SHMEM_RUN_PE,
@@ -544,6 +582,126 @@ SHMEMI_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pS
                          shmemi_sync_takes_a_team_or_four_arguments, shmem_team_sync, 0)(__VA_ARGS__)
 #define SHMEMI_C11_SYNC_FORM(a1, a2, a3, a4, FORM, ...) FORM
 
+/* ---- collectives ---------------------------------------------------------------------- */
+/* Collective over team: every PE of the team makes the same call (the same operation, type,
+ * counts, root and strides; collect's counts may differ) in the same order as its other
+ * collectives on that team.  dest and source are symmetric; each PE may pass its own.  They
+ * return 0 when this PE's dest holds the result and its source may be changed again.  A call
+ * that does not match the others', or has a bad argument on any PE, returns nonzero on every
+ * PE of the team, writes nothing, and leaves in shmemx_get_last_error() a message that names
+ * a PE that differs; SHMEM_TEAM_INVALID or a destroyed team: nonzero on this PE.
+ * broadcast: nelems elements of source on the team's PE PE_root to dest on every PE (the
+ * root's too; dest may be source).  collect: each PE's nelems elements (the counts may
+ * differ) to every PE's dest, one after the other in team order.  fcollect: the same with
+ * one count; source may be dest + my_pe * nelems (in place).  alltoall: block j of source
+ * (nelems elements) on PE i goes to block i of dest on PE j.  alltoalls: the same, element
+ * k of a block at index k * sst of source and k * dst of dest (strides >= 1).  The *mem forms
+ * count bytes, the typed ones elements. */
+SHMEMI_API int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root);
+SHMEMI_API int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+SHMEMI_API int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+SHMEMI_API int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+SHMEMI_API int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
+                                  size_t nelems);
+
+/* The same for elements of each standard RMA type. */
+#define SHMEMI_DECLARE_COLL_TYPED(NAME, TYPE)                                                  \
+    SHMEMI_API int shmem_##NAME##_broadcast(shmem_team_t team, TYPE *dest, const TYPE *source, \
+                                            size_t nelems, int PE_root);                       \
+    SHMEMI_API int shmem_##NAME##_collect(shmem_team_t team, TYPE *dest, const TYPE *source,   \
+                                          size_t nelems);                                      \
+    SHMEMI_API int shmem_##NAME##_fcollect(shmem_team_t team, TYPE *dest, const TYPE *source,  \
+                                           size_t nelems);                                     \
+    SHMEMI_API int shmem_##NAME##_alltoall(shmem_team_t team, TYPE *dest, const TYPE *source,  \
+                                           size_t nelems);                                     \
+    SHMEMI_API int shmem_##NAME##_alltoalls(shmem_team_t team, TYPE *dest, const TYPE *source, \
+                                            ptrdiff_t dst, ptrdiff_t sst, size_t nelems);
+SHMEMI_TYPES_RMA(SHMEMI_DECLARE_COLL_TYPED)
+
+/* shmem_<TYPE>_<OP>_reduce: dest (nreduce elements) on every PE of team gets the element-wise
+ * OP of every PE's source (nreduce elements); dest may be source, but not overlap it
+ * otherwise.  Integers wrap around.  Every PE gets the same bits: each result element is
+ * computed once, in team order.  Returns as the collectives above do. */
+#define SHMEMI_DECLARE_REDUCE(NAME, TYPE, OP)                                                  \
+    SHMEMI_API int shmem_##NAME##_##OP##_reduce(shmem_team_t team, TYPE *dest, const TYPE *source, \
+                                                size_t nreduce);
+
+/* One family per operation, each over the types of its table. */
+#define SHMEMI_DECLARE_REDUCE_AND(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, and)
+#define SHMEMI_DECLARE_REDUCE_OR(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, or)
+#define SHMEMI_DECLARE_REDUCE_XOR(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, xor)
+#define SHMEMI_DECLARE_REDUCE_MAX(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, max)
+#define SHMEMI_DECLARE_REDUCE_MIN(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, min)
+#define SHMEMI_DECLARE_REDUCE_SUM(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, sum)
+#define SHMEMI_DECLARE_REDUCE_PROD(NAME, TYPE) SHMEMI_DECLARE_REDUCE(NAME, TYPE, prod)
+SHMEMI_TYPES_REDUCE_BITWISE(SHMEMI_DECLARE_REDUCE_AND)
+SHMEMI_TYPES_REDUCE_BITWISE(SHMEMI_DECLARE_REDUCE_OR)
+SHMEMI_TYPES_REDUCE_BITWISE(SHMEMI_DECLARE_REDUCE_XOR)
+SHMEMI_TYPES_REDUCE_MINMAX(SHMEMI_DECLARE_REDUCE_MAX)
+SHMEMI_TYPES_REDUCE_MINMAX(SHMEMI_DECLARE_REDUCE_MIN)
+SHMEMI_TYPES_REDUCE_MINMAX(SHMEMI_DECLARE_REDUCE_SUM)
+SHMEMI_TYPES_REDUCE_MINMAX(SHMEMI_DECLARE_REDUCE_PROD)
+#if !defined(__STDC_NO_COMPLEX__) && (!defined(__cplusplus) || defined(__GNUC__))
+SHMEMI_TYPES_REDUCE_COMPLEX(SHMEMI_DECLARE_REDUCE_SUM)
+SHMEMI_TYPES_REDUCE_COMPLEX(SHMEMI_DECLARE_REDUCE_PROD)
+#endif
+
+/* Deprecated (1.5): the same collectives over the active set of the PEs PE_start, PE_start +
+ * 2^logPE_stride, ... (PE_size of them), which alone make the call, numbered 0 .. PE_size - 1
+ * within it (PE_root is such a number).  pSync is a symmetric array of SHMEM_BCAST_SYNC_SIZE,
+ * SHMEM_COLLECT_SYNC_SIZE, SHMEM_ALLTOALL_SYNC_SIZE or SHMEM_ALLTOALLS_SYNC_SIZE longs, each
+ * SHMEM_SYNC_VALUE; it is checked, not used, and so stays as it was.  The elements are of
+ * BITS bits, and nelems counts them.  The broadcast leaves the root's dest alone.  Each call
+ * runs over a team of the active set's PEs, which its first call makes (a collective over
+ * those PEs only) and later calls reuse; so calls that do not match fail on every PE of the
+ * set, as the team-based ones do. */
+#define SHMEMI_DECLARE_COLL_SIZED(BITS)                                                        \
+    SHMEMI_API void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root, \
+                                          int PE_start, int logPE_stride, int PE_size,         \
+                                          long *pSync) SHMEMI_DEPRECATED;                      \
+    SHMEMI_API void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start, \
+                                        int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED; \
+    SHMEMI_API void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start, \
+                                         int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED; \
+    SHMEMI_API void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start, \
+                                         int logPE_stride, int PE_size, long *pSync) SHMEMI_DEPRECATED; \
+    SHMEMI_API void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                                          size_t nelems, int PE_start, int logPE_stride, int PE_size, \
+                                          long *pSync) SHMEMI_DEPRECATED;
+SHMEMI_SIZES_COLL(SHMEMI_DECLARE_COLL_SIZED)
+
+/* Deprecated (1.5): the reductions over an active set, as above; pSync has
+ * SHMEM_REDUCE_SYNC_SIZE longs, pWrk is a symmetric array of the type (both are checked, not
+ * used), nreduce must not be negative. */
+#define SHMEMI_DECLARE_TO_ALL(NAME, TYPE, OP)                                                  \
+    SHMEMI_API void shmem_##NAME##_##OP##_to_all(TYPE *dest, const TYPE *source, int nreduce,  \
+                                                 int PE_start, int logPE_stride, int PE_size,  \
+                                                 TYPE *pWrk, long *pSync) SHMEMI_DEPRECATED;
+
+/* One family per operation, each over the types of its tables. */
+#define SHMEMI_DECLARE_TO_ALL_AND(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, and)
+#define SHMEMI_DECLARE_TO_ALL_OR(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, or)
+#define SHMEMI_DECLARE_TO_ALL_XOR(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, xor)
+#define SHMEMI_DECLARE_TO_ALL_MAX(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, max)
+#define SHMEMI_DECLARE_TO_ALL_MIN(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, min)
+#define SHMEMI_DECLARE_TO_ALL_SUM(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, sum)
+#define SHMEMI_DECLARE_TO_ALL_PROD(NAME, TYPE) SHMEMI_DECLARE_TO_ALL(NAME, TYPE, prod)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_AND)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_OR)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_XOR)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_MAX)
+SHMEMI_TYPES_TO_ALL_REAL(SHMEMI_DECLARE_TO_ALL_MAX)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_MIN)
+SHMEMI_TYPES_TO_ALL_REAL(SHMEMI_DECLARE_TO_ALL_MIN)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_SUM)
+SHMEMI_TYPES_TO_ALL_REAL(SHMEMI_DECLARE_TO_ALL_SUM)
+SHMEMI_TYPES_TO_ALL_INT(SHMEMI_DECLARE_TO_ALL_PROD)
+SHMEMI_TYPES_TO_ALL_REAL(SHMEMI_DECLARE_TO_ALL_PROD)
+#if !defined(__STDC_NO_COMPLEX__) && (!defined(__cplusplus) || defined(__GNUC__))
+SHMEMI_TYPES_REDUCE_COMPLEX(SHMEMI_DECLARE_TO_ALL_SUM)
+SHMEMI_TYPES_REDUCE_COMPLEX(SHMEMI_DECLARE_TO_ALL_PROD)
+#endif
+
 /* ---- distributed locks ------------------------------------------------------------ */
 /* A lock is a symmetric long, 0 before its first use, that only these calls touch.  The
  * lock is fair: PEs get it in the order in which they asked (a ticket lock kept on PE 0). */
@@ -616,6 +774,25 @@ SHMEMI_TYPES_P2P(SHMEMI_DECLARE_P2P_DEPRECATED)
     X(short, short, OP) X(int, int, OP) X(long, long, OP) X(longlong, long long, OP)           \
     X(ushort, unsigned short, OP) X(uint, unsigned int, OP) X(ulong, unsigned long, OP)        \
     X(ulonglong, unsigned long long, OP)
+#define SHMEMI_C11_TYPES_COLL(X, OP) SHMEMI_C11_TYPES_RMA(X, OP)
+/* The reductions' types: the signed fixed-width ones name the signed integers that and, or and
+ * xor take (int8_t is signed char ...), and none of them is another row's type. */
+#define SHMEMI_C11_TYPES_REDUCE_BITWISE(X, OP)                                                 \
+    X(uchar, unsigned char, OP) X(ushort, unsigned short, OP) X(uint, unsigned int, OP)        \
+    X(ulong, unsigned long, OP) X(ulonglong, unsigned long long, OP) X(int8, int8_t, OP)       \
+    X(int16, int16_t, OP) X(int32, int32_t, OP) X(int64, int64_t, OP)
+#define SHMEMI_C11_TYPES_REDUCE_MINMAX(X, OP)                                                  \
+    X(char, char, OP) X(schar, signed char, OP) X(short, short, OP) X(int, int, OP)            \
+    X(long, long, OP) X(longlong, long long, OP) X(uchar, unsigned char, OP)                   \
+    X(ushort, unsigned short, OP) X(uint, unsigned int, OP) X(ulong, unsigned long, OP)        \
+    X(ulonglong, unsigned long long, OP) X(float, float, OP) X(double, double, OP)             \
+    X(longdouble, long double, OP)
+#if defined(__STDC_NO_COMPLEX__)
+#define SHMEMI_C11_TYPES_REDUCE_ARITH(X, OP) SHMEMI_C11_TYPES_REDUCE_MINMAX(X, OP)
+#else
+#define SHMEMI_C11_TYPES_REDUCE_ARITH(X, OP)                                                   \
+    SHMEMI_C11_TYPES_REDUCE_MINMAX(X, OP) X(complexd, double _Complex, OP) X(complexf, float _Complex, OP)
+#endif
 
 /* Never defined: the generic names' choice for a type their family does not have. */
 void shmemi_c11_type_not_supported(void);
@@ -644,6 +821,10 @@ void shmemi_c11_type_not_supported(void);
 #define SHMEMI_C11_PICK_NO_CTX_CONST(TABLE, OP, ...)                                           \
     _Generic(SHMEMI_C11_ARG1(__VA_ARGS__, 0),                                                  \
         TABLE(SHMEMI_C11_ASSOC_CONST, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
+/* A collective's: by its second argument, dest (the team comes first). */
+#define SHMEMI_C11_PICK_TEAM(TABLE, OP, ...)                                                   \
+    _Generic(SHMEMI_C11_ARG2(__VA_ARGS__, 0, 0),                                               \
+        TABLE(SHMEMI_C11_ASSOC, OP) default: shmemi_c11_type_not_supported)(__VA_ARGS__)
 
 #define SHMEMI_C11_RMA(OP, ...)                                                                \
     SHMEMI_C11_PICK(SHMEMI_C11_TYPES_RMA, SHMEMI_C11_ASSOC, SHMEMI_C11_CTX_ASSOC, OP, __VA_ARGS__)
@@ -664,6 +845,10 @@ void shmemi_c11_type_not_supported(void);
     SHMEMI_C11_PICK_NO_CTX(SHMEMI_C11_TYPES_AMO_EXTENDED, OP, __VA_ARGS__)
 #define SHMEMI_C11_AMO_EXTENDED_CONST_DEPRECATED(OP, ...)                                      \
     SHMEMI_C11_PICK_NO_CTX_CONST(SHMEMI_C11_TYPES_AMO_EXTENDED, OP, __VA_ARGS__)
+#define SHMEMI_C11_COLL(OP, ...) SHMEMI_C11_PICK_TEAM(SHMEMI_C11_TYPES_COLL, OP, __VA_ARGS__)
+#define SHMEMI_C11_REDUCE_BITWISE(OP, ...) SHMEMI_C11_PICK_TEAM(SHMEMI_C11_TYPES_REDUCE_BITWISE, OP, __VA_ARGS__)
+#define SHMEMI_C11_REDUCE_MINMAX(OP, ...) SHMEMI_C11_PICK_TEAM(SHMEMI_C11_TYPES_REDUCE_MINMAX, OP, __VA_ARGS__)
+#define SHMEMI_C11_REDUCE_ARITH(OP, ...) SHMEMI_C11_PICK_TEAM(SHMEMI_C11_TYPES_REDUCE_ARITH, OP, __VA_ARGS__)
 
 /* In C11 (not C++), the typed families also go by their generic names, which pick the
  * typed function from the type of the first pointer argument, and its shmem_ctx_ form when
@@ -723,6 +908,22 @@ void shmemi_c11_type_not_supported(void);
 #define shmem_test_all_vector(...) SHMEMI_C11_P2P(test_all_vector, __VA_ARGS__)
 #define shmem_test_any_vector(...) SHMEMI_C11_P2P(test_any_vector, __VA_ARGS__)
 #define shmem_test_some_vector(...) SHMEMI_C11_P2P(test_some_vector, __VA_ARGS__)
+
+/* Collectives: shmem_broadcast(team, dest, source, nelems, PE_root) calls shmem_long_broadcast
+ * when dest is a long *; shmem_sum_reduce(team, dest, source, nreduce) shmem_long_sum_reduce.
+ * They pick by dest, the second argument (there are no context forms). */
+#define shmem_broadcast(...) SHMEMI_C11_COLL(broadcast, __VA_ARGS__)
+#define shmem_collect(...) SHMEMI_C11_COLL(collect, __VA_ARGS__)
+#define shmem_fcollect(...) SHMEMI_C11_COLL(fcollect, __VA_ARGS__)
+#define shmem_alltoall(...) SHMEMI_C11_COLL(alltoall, __VA_ARGS__)
+#define shmem_alltoalls(...) SHMEMI_C11_COLL(alltoalls, __VA_ARGS__)
+#define shmem_and_reduce(...) SHMEMI_C11_REDUCE_BITWISE(and_reduce, __VA_ARGS__)
+#define shmem_or_reduce(...) SHMEMI_C11_REDUCE_BITWISE(or_reduce, __VA_ARGS__)
+#define shmem_xor_reduce(...) SHMEMI_C11_REDUCE_BITWISE(xor_reduce, __VA_ARGS__)
+#define shmem_max_reduce(...) SHMEMI_C11_REDUCE_MINMAX(max_reduce, __VA_ARGS__)
+#define shmem_min_reduce(...) SHMEMI_C11_REDUCE_MINMAX(min_reduce, __VA_ARGS__)
+#define shmem_sum_reduce(...) SHMEMI_C11_REDUCE_ARITH(sum_reduce, __VA_ARGS__)
+#define shmem_prod_reduce(...) SHMEMI_C11_REDUCE_ARITH(prod_reduce, __VA_ARGS__)
 
 /* The generic names before 1.4 of the atomics and of wait (deprecated as their typed
  * functions are): shmem_fadd(dest, value, pe) calls shmem_long_fadd when dest is a long *. */

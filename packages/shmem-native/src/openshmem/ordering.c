@@ -83,37 +83,17 @@ SHMEMI_PROFILED(shmem_team_sync)
  * barrier over the same pSync only leaves one more arrival, which that barrier takes; and
  * every pSync word is back at SHMEM_SYNC_VALUE (0) once all members have returned. */
 
-typedef struct {
-    int start, log_stride, size;
-} active_set_t;
-
-static int check_active_set(shmemi_instance_t *inst, const active_set_t *set, const long *psync, const char *api)
-{
-    if (set->log_stride < 0 || set->log_stride > 30 || set->size < 1 || set->start < 0 ||
-        set->start + ((int64_t)(set->size - 1) << set->log_stride) >= inst->n_pes)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                           "%s: the active set (PE_start %d, logPE_stride %d, PE_size %d) does not fit in the "
-                           "%d PEs", api, set->start, set->log_stride, set->size, inst->n_pes);
-    int rel = inst->my_pe - set->start;
-    if (rel < 0 || rel % (1 << set->log_stride) != 0 || (rel >> set->log_stride) >= set->size)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: PE %d is not in the active set it calls for", api,
-                           inst->my_pe);
-    int seg;
-    size_t offset;
-    if (psync && (uintptr_t)psync % sizeof(long))
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: pSync %p is not aligned to a long", api, (void *)psync);
-    return shmemi_rma_resolve(inst, psync, SHMEM_BARRIER_SYNC_SIZE * sizeof(long), inst->my_pe, api, &seg, &offset);
-}
-
 static int arrived(void *word)
 {
     return __atomic_load_n((long *)word, __ATOMIC_ACQUIRE) > 0;
 }
 
-static void active_set_barrier(const char *api, active_set_t set, long *psync, int complete_first)
+static void active_set_barrier(const char *api, shmemi_osh_active_set_t set, long *psync, int complete_first)
 {
     shmemi_instance_t *inst = shmemi_require(api);
-    if (!inst || check_active_set(inst, &set, psync, api) != ACLSHMEM_SUCCESS)
+    if (!inst || shmemi_osh_active_set_member(inst, &set, api) != ACLSHMEM_SUCCESS ||
+        shmemi_osh_work_array(inst, psync, SHMEM_BARRIER_SYNC_SIZE * sizeof(long), sizeof(long), "pSync", api) !=
+            ACLSHMEM_SUCCESS)
         return;
     if (complete_first && shmemi_quiet(inst) != ACLSHMEM_SUCCESS)
         return;
@@ -135,13 +115,13 @@ static void active_set_barrier(const char *api, active_set_t set, long *psync, i
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    active_set_barrier("shmem_barrier", (active_set_t){PE_start, logPE_stride, PE_size}, pSync, 1);
+    active_set_barrier("shmem_barrier", (shmemi_osh_active_set_t){PE_start, logPE_stride, PE_size}, pSync, 1);
 }
 SHMEMI_PROFILED(shmem_barrier)
 
 /* In parentheses: shmem.h makes shmem_sync a macro that picks the team or the active-set form. */
 void (shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    active_set_barrier("shmem_sync", (active_set_t){PE_start, logPE_stride, PE_size}, pSync, 0);
+    active_set_barrier("shmem_sync", (shmemi_osh_active_set_t){PE_start, logPE_stride, PE_size}, pSync, 0);
 }
 SHMEMI_PROFILED(shmem_sync)

@@ -5,6 +5,7 @@
 #define SHMEMI_OSH_H
 
 #include "aclshmem/types.h"
+#include "coll/coll.h"
 #include "core/instance.h"
 #include "shmem.h"
 #include "shmemx.h"
@@ -42,5 +43,33 @@ static inline int shmemi_osh_ctx_pe(const char *api, shmem_ctx_t ctx, int *pe)
 shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx);
 /* Invalidates every context (finalize). */
 void shmemi_osh_contexts_fini(void);
+
+/* ---- collectives (collectives.c) ----------------------------------------------------------
+ * Runs c over t, a live team of inst, in the collectives engine, after the work enqueued on
+ * the default stream so far (as the barriers do): ACLSHMEM_SUCCESS, or the engine's error,
+ * which names api. */
+int shmemi_osh_coll(const char *api, shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_coll_t *c);
+
+/* ---- active sets (active_sets.c) ------------------------------------------------------------
+ * The PEs PE_start, PE_start + 2^logPE_stride, ... (PE_size of them) of the deprecated
+ * active-set barrier, sync and collectives. */
+typedef struct {
+    int start, log_stride, size;
+} shmemi_osh_active_set_t;
+
+/* ACLSHMEM_SUCCESS when set fits in the world's PEs and this PE is one of them; else an error
+ * naming api (this PE cannot take part in a call over set). */
+int shmemi_osh_active_set_member(shmemi_instance_t *inst, const shmemi_osh_active_set_t *set, const char *api);
+/* ACLSHMEM_SUCCESS when array (what: "pSync", "pWrk") is a symmetric array of bytes bytes
+ * aligned to align; else an error naming api. */
+int shmemi_osh_work_array(shmemi_instance_t *inst, const void *array, size_t bytes, size_t align, const char *what,
+                          const char *api);
+/* The team of exactly set's PEs (a member of it calls): SHMEM_TEAM_WORLD's team for the set of
+ * every PE, else the set's own team, made on the set's first call by its members (collective
+ * over them) and kept until finalize; NULL with an error naming api. */
+shmemi_team_t *shmemi_osh_active_set_team(shmemi_instance_t *inst, const shmemi_osh_active_set_t *set,
+                                          const char *api);
+/* Forgets the sets' teams (finalize, which frees the teams). */
+void shmemi_osh_active_sets_fini(void);
 
 #endif

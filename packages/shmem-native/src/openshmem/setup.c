@@ -85,6 +85,7 @@ void shmem_finalize(void)
         return;
     shmemi_osh_contexts_fini();
     shmemi_osh_teams_fini();
+    shmemi_osh_active_sets_fini();
     aclshmem_finalize();
 }
 SHMEMI_PROFILED(shmem_finalize)

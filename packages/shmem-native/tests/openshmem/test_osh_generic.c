@@ -2,9 +2,11 @@
  * test_osh_generic.c - the C11 generic names of shmem.h on real PEs: each one, with and
  * without a context, on several types, must reach the typed function of its argument's
  * type (the results show which one ran: a float put moves floats, a long long AMO adds to
- * the whole 64-bit word).  Built with -std=c11 -pedantic -Werror.
+ * the whole 64-bit word), and so must the collectives' generic names, which pick by dest (the
+ * team comes first).  Built with -std=c11 -pedantic -Werror.
  */
 #define _GNU_SOURCE
+#include <complex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,10 +168,81 @@ static int t_waits(int me, int n)
     return 0;
 }
 
+/* The arrays of the collectives' generic names: each dest with its source (symmetric both). */
+typedef struct {
+    double d[4], d_src[4];
+    float f[4], f_src[1];
+    short s[4], s_src[1];
+    long long ll[4], ll_src[4];
+    unsigned char uc[4], uc_src[4];
+    unsigned long ul, ul_src;
+    int8_t i8, i8_src;
+    unsigned int ui, ui_src;
+    char c, c_src;
+    float _Complex z, z_src;
+} coll_block_t;
+
+/* Each collective's generic name on one type: the results show that the function of that type
+ * ran (the element sizes of the data moved, the width of the operation). */
+static int t_collectives(int me, int n)
+{
+    osh_test_init();
+    coll_block_t *b = shmem_calloc(1, sizeof(*b));
+    ASSERT_NOT_NULL(b);
+    shmem_team_t team = SHMEM_TEAM_WORLD;
+    for (int i = 0; i < 4; i++) {
+        b->d_src[i] = me + i + 0.5;
+        b->ll_src[i] = ((long long)me << 40) + i;
+        b->uc_src[i] = (unsigned char)(16 * me + i);
+    }
+    b->f_src[0] = me + 0.25f;
+    b->s_src[0] = (short)(-300 * me);
+    b->ul_src = ~(1UL << (40 + me));
+    b->i8_src = (int8_t)(1 << me);
+    b->ui_src = 0x10000u << me;
+    b->c_src = (char)(10 * me);
+    b->z_src = 1.0f + (float)(me % 2) * I;
+    EXPECT_EQ(shmem_broadcast(team, b->d, b->d_src, 4, n - 1), 0);
+    EXPECT(b->d[3] == n - 1 + 3.5);
+    EXPECT_EQ(shmem_collect(team, b->f, b->f_src, 1), 0);
+    EXPECT(b->f[n - 1] == n - 1 + 0.25f);
+    EXPECT_EQ(shmem_fcollect(team, b->s, b->s_src, 1), 0);
+    EXPECT_EQ(b->s[n - 1], -300 * (n - 1));
+    EXPECT_EQ(shmem_alltoall(team, b->ll, b->ll_src, 1), 0);
+    EXPECT_EQ(b->ll[n - 1], ((long long)(n - 1) << 40) + me);
+    EXPECT_EQ(shmem_alltoalls(team, b->uc, b->uc_src, 1, 1, 1), 0);
+    EXPECT_EQ(b->uc[n - 1], 16 * (n - 1) + me);
+    unsigned long cleared = 0;
+    for (int p = 0; p < n; p++)
+        cleared |= 1UL << (40 + p);
+    EXPECT_EQ(shmem_and_reduce(team, &b->ul, &b->ul_src, 1), 0);
+    EXPECT(b->ul == ~cleared);
+    EXPECT_EQ(shmem_or_reduce(team, &b->i8, &b->i8_src, 1), 0);
+    EXPECT_EQ(b->i8, (1 << n) - 1);
+    EXPECT_EQ(shmem_xor_reduce(team, &b->ui, &b->ui_src, 1), 0);
+    EXPECT(b->ui == ((1u << n) - 1) << 16);
+    EXPECT_EQ(shmem_max_reduce(team, b->d, b->d_src, 4), 0);
+    EXPECT(b->d[0] == n - 1 + 0.5);
+    EXPECT_EQ(shmem_min_reduce(team, &b->c, &b->c_src, 1), 0);
+    EXPECT_EQ(b->c, 0);
+    EXPECT_EQ(shmem_sum_reduce(team, b->ll, b->ll_src, 4), 0);
+    EXPECT_EQ(b->ll[1], ((long long)n * (n - 1) / 2 << 40) + n);
+    EXPECT_EQ(shmem_prod_reduce(team, &b->z, &b->z_src, 1), 0);
+    float _Complex want = 1.0f;
+    for (int p = 0; p < n; p++)
+        want *= 1.0f + (float)(p % 2) * I;
+    EXPECT(b->z == want);
+    shmem_barrier_all();
+    shmem_free(b);
+    shmem_finalize();
+    return 0;
+}
+
 static const harness_case cases[] = {
     { "rma", t_rma, OSH_OPTS, OSH_PES },
     { "atomics", t_atomics, OSH_OPTS, OSH_PES },
     { "waits", t_waits, OSH_OPTS, OSH_PES },
+    { "collectives", t_collectives, OSH_OPTS, { 2, 3, 4 } },
 };
 
 int main(int argc, char **argv)
