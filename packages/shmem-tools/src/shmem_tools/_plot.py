@@ -154,3 +154,44 @@ def plot_heatmap(matrix, blocks, frames, frame_labels, path, title, metric):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_scale(result, path):
+    """shmem-perf --scale: one panel per measure, time against the PE count (both log
+    scales), libaclshmem and OSHMEM.  Returns the panels' titles, axis labels and scales."""
+    from ._scale import MEASURES, UNITS, median
+
+    plt = _pyplot()
+    panels = [m for m in MEASURES if any(median(result, "libaclshmem", n, m) is not None for n in result["pes"])]
+    if not panels:
+        raise RuntimeError("nothing to plot: no job gave a number")
+    cols = min(3, len(panels))
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 4.4 * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax, measure in zip(flat, panels):
+        title, unit, _ = UNITS[measure]
+        for library, style, color in (("libaclshmem", "-o", "tab:blue"), ("OSHMEM", "--s", "tab:orange")):
+            pts = [(n, median(result, library, n, measure)) for n in result["pes"]]
+            pts = [(n, v) for n, v in pts if v is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=color, markersize=4,
+                        label=result["oshmem"] + " OSHMEM" if library == "OSHMEM" else result["library"])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(result["pes"])
+        ax.set_xticklabels([str(n) for n in result["pes"]])
+        ax.set_yscale("log")
+        ax.set_xlabel("PEs (log2 scale)")
+        ax.set_ylabel(f"{unit} (log scale)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+    for ax in flat[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"shmem-perf --scale: {result['cpus']} CPUs, median of {result['rounds']} round(s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    described = [{"title": ax.get_title(), "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+                  "xscale": ax.get_xscale(), "yscale": ax.get_yscale()} for ax in flat[:len(panels)]]
+    plt.close(fig)
+    return described

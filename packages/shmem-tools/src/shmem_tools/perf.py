@@ -8,6 +8,8 @@ measured in the same run.
     shmem-perf --tests put,barrier --max-size 1M
     sudo shmem-perf --nodes 2              across two nodes (network namespaces) against
                                            ucx_perftest: see shmem_tools._internode
+    shmem-perf --scale [--plot scale.png]  init, finalize, barrier_all, put and all-reduce
+                                           on 2..64 PEs against OSHMEM: see shmem_tools._scale
 
 Tests (PE 0 talks to PE 1 in the point-to-point ones):
 
@@ -42,6 +44,12 @@ step), on 2 and 4 ranks (or ``--pes``); see ``shmem_tools._dist_bench``.
 and ``shmem.core.put``/``get`` against the bare cffi call of the same C function, one PE,
 in one process) and the time of ``import shmem.core`` plus its first call, against issue
 #17's goals; see ``shmem_tools._py_bench``.
+
+``--scale [2,4,...]`` is a mode of its own: an OpenSHMEM program built against libaclshmem and,
+when Open MPI is installed, against its OSHMEM, run as jobs of 2 to 64 PEs (or the counts
+given), the two taking turns; a table per measure (PE 0's shmem_init and shmem_finalize,
+barrier_all, an 8-byte put, a small all-reduce) gives both, their ratio and issue #26's
+goals; see ``shmem_tools._scale``.
 
 ``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
 pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
@@ -503,10 +511,16 @@ def _parser():
                         "joined by a veth pair (needs root and iproute2), UCX over TCP, against ucx_perftest "
                         "in the same run: 8-byte put latency and put bandwidth, ratio ours / ucx_perftest")
     n.add_argument("--rounds", type=int, default=None,
-                   help="with --nodes: rounds of the two tools taking turns; each keeps its best "
-                        "(default 3; 1 with --quick)")
+                   help="with --nodes or --scale: rounds of the two tools taking turns; --nodes keeps each one's "
+                        "best, --scale the median (default 3; 1 with --quick)")
     n.add_argument("--ucx-perftest", metavar="PATH", default=None,
                    help="with --nodes: the ucx_perftest to compare with (default: the one on PATH)")
+    s = p.add_argument_group("PE counts (--scale)")
+    s.add_argument("--scale", nargs="?", const="", default=None, metavar="PES",
+                   help="measure how init, finalize, barrier_all, an 8-byte put and an 8-long all-reduce grow with "
+                        "the PE count instead: a job of each of PES PEs (default 2,4,8,16,32,64), beside Open MPI's "
+                        "OSHMEM when installed; see shmem_tools._scale")
+    s.add_argument("--no-oshmem", action="store_true", help="with --scale: do not run Open MPI's OSHMEM beside it")
     p.add_argument("--dist", action="store_true",
                    help="measure the torch.distributed backend \"shmem\" against gloo instead: dist.all_reduce "
                         "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench")
@@ -549,15 +563,23 @@ def main_python(ns):
 def main(argv=None):
     parser = _parser()
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if ns.nodes is not None and ns.scale is not None:
+        parser.error("--nodes and --scale are modes of their own: choose one")
     if ns.nodes is not None:
         return main_nodes(ns, parser)
+    if ns.scale is not None:
+        from ._scale import main_scale
+
+        return main_scale(ns, parser, __version__)
+    if ns.no_oshmem:
+        parser.error("--no-oshmem goes with --scale")
     if ns.dist:
         return main_dist(ns)
     if ns.python:
         return main_python(ns)
     for flag, value in (("--rounds", ns.rounds), ("--ucx-perftest", ns.ucx_perftest)):
         if value is not None:
-            parser.error(f"{flag} goes with --nodes 2")
+            parser.error(f"{flag} goes with --nodes 2 (--rounds also with --scale)")
     ns.pes = 2 if ns.pes is None else ns.pes
     ns.tests = list(ALL_TESTS) if ns.tests is None else ns.tests
     ns.min_size = 8 if ns.min_size is None else ns.min_size
