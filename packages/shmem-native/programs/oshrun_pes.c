@@ -44,6 +44,7 @@ typedef struct {
 
 typedef struct {
     pid_t pid;        /* 0 once reaped */
+    int report;       /* until its exec is confirmed: where the PE says why exec failed; else -1 */
     char tag[32];     /* "[PE i] ", or "" */
     stream_t out, err;
 } pe_t;
@@ -238,8 +239,10 @@ static _Noreturn void become_pe(const oshrun_job_t *job, pid_t launcher, int out
     _exit(127);
 }
 
-/* Starts PE index (global number job->first_pe + index); 0, or -1 after saying why. */
-static int start_pe(job_state_t *st, int index)
+/* Forks PE index (global number job->first_pe + index) without waiting for its exec, which
+ * confirm_pe checks: the PEs start at once instead of one after another (with more PEs than
+ * CPUs each exec waited for a CPU, and every later PE with it).  0, or -1 after saying why. */
+static int spawn_pe(job_state_t *st, int index)
 {
     const oshrun_job_t *job = st->job;
     pe_t *pe = &st->pes[index];
@@ -254,25 +257,39 @@ static int start_pe(job_state_t *st, int index)
     close(out[1]);
     close(err[1]);
     close(report[1]);
-    int why = 0;
-    ssize_t got = pid < 0 ? 0 : read(report[0], &why, sizeof why); /* 0 bytes: exec worked */
-    close(report[0]);
-    if (pid < 0 || got > 0) {
-        oshrun_note(job, "cannot start PE %d: %s: %s", job->first_pe + index, job->command[0],
-                    strerror(pid < 0 ? errno : why));
+    if (pid < 0) {
+        oshrun_note(job, "cannot start PE %d: %s: %s", job->first_pe + index, job->command[0], strerror(errno));
         close(out[0]);
         close(err[0]);
-        if (pid > 0)
-            waitpid(pid, NULL, 0);
+        close(report[0]);
         return -1;
     }
     pe->pid = pid;
+    pe->report = report[0];
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
     open_stream(&pe->out, out[0], 1, pe->tag);
     open_stream(&pe->err, err[0], 2, pe->tag);
     st->started = index + 1;
     return 0;
+}
+
+/* Waits until PE index has become the program: 0, or -1 after saying why its exec failed
+ * (it is reaped then; the caller stops the others). */
+static int confirm_pe(job_state_t *st, int index)
+{
+    pe_t *pe = &st->pes[index];
+    int why = 0;
+    ssize_t got = read(pe->report, &why, sizeof why); /* 0 bytes: exec worked */
+    close(pe->report);
+    pe->report = -1;
+    if (got <= 0)
+        return 0;
+    oshrun_note(st->job, "cannot start PE %d: %s: %s", st->job->first_pe + index, st->job->command[0],
+                strerror(why));
+    waitpid(pe->pid, NULL, 0);
+    pe->pid = 0;
+    return -1;
 }
 
 /* The variables of PE index, set in our own environment just before its fork. */
@@ -292,21 +309,33 @@ static void set_pe_variables(const oshrun_job_t *job, int index, int torchrun_va
     setenv("LOCAL_WORLD_SIZE", text, 1);
 }
 
+/* PEs forked ahead of the oldest unconfirmed one: a bound on the report pipes open at once. */
+#define SPAWN_AHEAD 32
+
 static int start_all(job_state_t *st)
 {
     const oshrun_job_t *job = st->job;
     int torchrun_vars = getenv("RANK") == NULL; /* as torchrun sets them, unless set already */
     int width = snprintf(NULL, 0, "%d", job->total_pes - 1);
-    for (int i = 0; i < job->npes; i++) {
+    int confirmed = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < job->npes; i++) {
         pe_t *pe = &st->pes[i];
+        pe->report = -1;
         pe->tag[0] = '\0';
         if (job->prefix)
             snprintf(pe->tag, sizeof pe->tag, "[PE %*d] ", width, job->first_pe + i);
         set_pe_variables(job, i, torchrun_vars);
-        if (start_pe(st, i) != 0)
-            return -1;
+        rc = spawn_pe(st, i);
+        while (rc == 0 && i - confirmed >= SPAWN_AHEAD)
+            rc = confirm_pe(st, confirmed++);
     }
-    return 0;
+    while (rc == 0 && confirmed < st->started)
+        rc = confirm_pe(st, confirmed++);
+    for (int i = confirmed; i < st->started; i++) { /* after a failure: the job stops, quietly */
+        close(st->pes[i].report);
+        st->pes[i].report = -1;
+    }
+    return rc;
 }
 
 /* ---- watching and stopping --------------------------------------------------------------- */

@@ -167,6 +167,18 @@ class Launcher(Tools):
                          [f"[PE {pe}] PE {pe} of 4: PE {(pe - 1) % 4} sent me {(pe - 1) % 4}" for pe in range(4)])
         self.assertEqual(run([exe]).stdout, "PE 0 of 1: PE 0 sent me 0\n")
 
+    def test_more_pes_than_the_launcher_forks_ahead(self):
+        """The launcher forks up to 32 PEs before it checks that the first one's exec worked:
+        a ring of 40 PEs runs, and a program that cannot start is reported once, for PE 0."""
+        r = self.launch(["-np", "40", self.prog, "ring"])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(sorted(r.stdout.splitlines()),
+                         sorted(f"[PE {pe:>2}] ring {pe} of 40 got {(pe - 1) % 40}" for pe in range(40)))
+        r = self.launch(["-np", "40", os.path.join(self.tmp, "missing")])
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.count("cannot start PE"), 1, r.stderr)
+        self.assertIn("cannot start PE 0", r.stderr)
+
     def test_no_prefix_and_wide_pe_numbers(self):
         r = self.launch(["-n", "2", "--no-prefix", self.prog, "ring"])
         self.assertEqual(sorted(r.stdout.splitlines()), ["ring 0 of 2 got 1", "ring 1 of 2 got 0"])
