@@ -1,8 +1,8 @@
 /*
  * osh_nodes.c - an OpenSHMEM program that checks what differs when the PEs sit on several
  * nodes: SHMEM_TEAM_SHARED is this node's PEs, shmem_ptr reaches only them, and contexts
- * (of the world and of a team), AMOs, put with signal, waits, a global variable as a target
- * and a lock all work between nodes.  Started by oshrun; OSH_PPN is the number of PEs per
+ * (of the world and of a team), AMOs, put with signal, waits, a global variable as a target,
+ * a lock and collectives (team-based and over active sets) all work between nodes.  Started by oshrun; OSH_PPN is the number of PEs per
  * node (unset: every PE on one node).  Prints "PASS PE <n>" and exits 0, or says what was
  * wrong and exits 1.  Run on one node by meson test osh_nodes, across nodes by
  * tests/multinode/test_openshmem_nodes.py.
@@ -88,6 +88,46 @@ static void check_signal_and_globals(int me, int n, int ppn)
     shmem_free(sig);
 }
 
+/* Collectives across nodes: a reduction and an fcollect big enough to go node by node, a
+ * reduction over SHMEM_TEAM_SHARED, and the active-set forms over sets that span the nodes,
+ * whose teams their PEs make through the control plane. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void check_collectives(int me, int n, int ppn)
+{
+    size_t count = 16384; /* 128 KiB of longs */
+    long *src = shmem_malloc(count * sizeof(long)), *dst = shmem_malloc((size_t)n * count * sizeof(long));
+    long *work = shmem_malloc(sizeof(long)), *psync = shmem_malloc(SHMEM_SYNC_SIZE * sizeof(long));
+    for (int i = 0; i < SHMEM_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    for (size_t i = 0; i < count; i++)
+        src[i] = (long)i + me;
+    shmem_barrier_all();
+    CHECK(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, count) == 0);
+    CHECK(dst[count - 1] == (long)(count - 1) * n + (long)n * (n - 1) / 2);
+    CHECK(shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, count) == 0);
+    CHECK(dst[(size_t)(n - 1) * count + 5] == 5 + n - 1);
+    CHECK(shmem_long_max_reduce(SHMEM_TEAM_SHARED, dst, src, 1) == 0);
+    CHECK(dst[0] == (me / ppn) * ppn + ppn - 1);
+    if (me > 0) { /* every PE but the first: a set across the nodes */
+        shmem_long_sum_to_all(dst, src, 4, 1, 0, n - 1, work, psync);
+        CHECK(dst[3] == 3L * (n - 1) + (long)n * (n - 1) / 2);
+    }
+    if (me % 2 == 0) { /* the even PEs: from the last of them; the root's dest stays */
+        dst[0] = -1;
+        shmem_broadcast64(dst, src + 1, 2, (n + 1) / 2 - 1, 0, 1, (n + 1) / 2, psync);
+        CHECK(dst[0] == (me / 2 == (n + 1) / 2 - 1 ? -1 : 1 + 2 * ((n + 1) / 2 - 1)));
+    }
+    for (int i = 0; i < SHMEM_SYNC_SIZE; i++)
+        CHECK(psync[i] == SHMEM_SYNC_VALUE);
+    shmem_barrier_all();
+    shmem_free(src);
+    shmem_free(dst);
+    shmem_free(work);
+    shmem_free(psync);
+}
+#pragma GCC diagnostic pop
+
 /* Every PE adds 1 to a counter on the last PE ROUNDS times by get and put under the lock. */
 static void check_lock(int me, int n)
 {
@@ -115,6 +155,7 @@ int main(void)
     check_contexts(me, n, ppn);
     check_signal_and_globals(me, n, ppn);
     check_lock(me, n);
+    check_collectives(me, n, ppn);
     if (!failures)
         printf("PASS PE %d\n", me);
     shmem_finalize();
