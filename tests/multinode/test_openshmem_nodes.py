@@ -6,7 +6,8 @@ only through the UCX plug-in.
 The program, osh_nodes (packages/shmem-native/tests/openshmem/osh_nodes.c), checks what
 differs from one node: SHMEM_TEAM_SHARED holds this node's PEs only, shmem_ptr reaches only
 them, and contexts (of the world and of a team), AMOs, put with signal, a global variable as
-a target and a distributed lock work between nodes.  Every PE must print its PASS line and
+a target, a distributed lock and collectives (team-based, and over active sets that span the
+nodes) work between nodes.  Every PE must print its PASS line and
 every launcher exit 0.  Like test_multinode, it needs root and iproute2 (else it skips,
 saying why), and finds the build through SHMEM_NATIVE_BUILD_DIR or the newest build*/.
 """
