@@ -131,13 +131,13 @@ static void accept_clients(handoff_server_t *s)
 static int send_offer(int fd, const shmemi_heap_set_t *h)
 {
     shmemi_fd_offer_t offer = {.pe = h->my_pe};
-    int fds[SHMEMI_SEG_COUNT];
+    int fds[SHMEMI_FILE_COUNT];
     size_t n = 0;
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         offer.size[s] = h->seg[s].size;
-        if (h->seg[s].size > 0)
-            fds[n++] = h->seg[s].fd;
-    }
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        if (h->file_size[f] > 0)
+            fds[n++] = h->file_fd[f];
     struct iovec iov = {.iov_base = &offer, .iov_len = sizeof(offer)};
     union {
         char buf[CMSG_SPACE(sizeof(fds))];
@@ -250,9 +250,9 @@ static void close_fds(int *fds, int n)
             close(fds[i]);
 }
 
-int shmemi_segment_fd_check(int fd, size_t expected, int s, int pe)
+int shmemi_file_fd_check(int fd, size_t expected, int f, int pe)
 {
-    const char *name = shmemi_segment_name(s);
+    const char *name = shmemi_file_name(f);
     int seals = fcntl(fd, F_GET_SEALS);
     if (seals < 0 || (seals & SHMEMI_HEAP_SEALS) != SHMEMI_HEAP_SEALS)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR,
@@ -265,43 +265,52 @@ int shmemi_segment_fd_check(int fd, size_t expected, int s, int pe)
     return ACLSHMEM_SUCCESS;
 }
 
-/* fds[] holds one fd per present segment (size[s] > 0), in segment order. */
+/* fds[] holds one fd per present file, in file order.  The segments' sizes are checked
+ * first: they decide the files' sizes. */
 static int check_offer(const shmemi_fd_offer_t *offer, const int *fds, int pe, const size_t size[SHMEMI_SEG_COUNT])
 {
     if (offer->pe != pe)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d's memory-sharing socket answered as PE %d", pe, offer->pe);
-    for (int s = 0, i = 0; s < SHMEMI_SEG_COUNT; s++) {
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         if (offer->size[s] != size[s])
             return shmemi_fail(ACLSHMEM_INVALID_PARAM,
                                "PE %d's %s is %llu bytes but this PE's is %zu: every PE must use the "
                                "same %s", pe, shmemi_segment_name(s), (unsigned long long)offer->size[s], size[s],
                                s == SHMEMI_SEG_DATA ? "executable" : "local_mem_size");
-        if (size[s] > 0)
-            SHMEMI_TRY(shmemi_segment_fd_check(fds[i++], size[s], s, pe));
-    }
+    size_t offset[SHMEMI_SEG_COUNT], file_size[SHMEMI_FILE_COUNT];
+    shmemi_segments_layout(size, offset, file_size);
+    for (int f = 0, i = 0; f < SHMEMI_FILE_COUNT; f++)
+        if (file_size[f] > 0)
+            SHMEMI_TRY(shmemi_file_fd_check(fds[i++], file_size[f], f, pe));
     return ACLSHMEM_SUCCESS;
 }
 
-/* The fds of the present segments, in order, spread into fds[] (-1 for absent ones). */
-static void spread_fds(const int *present, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT])
+/* The fds of the present files, in order, spread into fds[] (-1 for absent ones). */
+static void spread_fds(const int *present, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_FILE_COUNT])
 {
-    for (int s = 0, i = 0; s < SHMEMI_SEG_COUNT; s++)
-        fds[s] = size[s] > 0 ? present[i++] : -1;
+    size_t offset[SHMEMI_SEG_COUNT], file_size[SHMEMI_FILE_COUNT];
+    shmemi_segments_layout(size, offset, file_size);
+    for (int f = 0, i = 0; f < SHMEMI_FILE_COUNT; f++)
+        fds[f] = file_size[f] > 0 ? present[i++] : -1;
 }
 
-/* How many fds an offer says come with it: one per segment it announces as present. */
+/* How many fds an offer says come with it: one per file of the segments it announces. */
 static int fds_announced(const shmemi_fd_offer_t *offer)
 {
-    int n = 0;
+    size_t size[SHMEMI_SEG_COUNT], offset[SHMEMI_SEG_COUNT], file_size[SHMEMI_FILE_COUNT];
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-        n += offer->size[s] > 0;
+        size[s] = (size_t)offer->size[s];
+    shmemi_segments_layout(size, offset, file_size);
+    int n = 0;
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        n += file_size[f] > 0;
     return n;
 }
 
-int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT])
+int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_FILE_COUNT])
 {
     shmemi_fd_offer_t offer;
-    int all[SHMEMI_SEG_COUNT + 1];
+    int all[SHMEMI_FILE_COUNT + 1];
     union {
         char buf[CMSG_SPACE(sizeof(all))]; /* room for one fd too many, so extras are seen and closed */
         struct cmsghdr align;
@@ -310,7 +319,7 @@ int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COU
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                          .msg_controllen = sizeof(control.buf)};
     ssize_t got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-    int n = got >= 0 ? take_fds(&msg, all, SHMEMI_SEG_COUNT + 1) : 0;
+    int n = got >= 0 ? take_fds(&msg, all, SHMEMI_FILE_COUNT + 1) : 0;
     int rc;
     if (got == 0 && n == 0)
         rc = shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d closed its memory-sharing connection without an answer", pe);
@@ -357,7 +366,7 @@ static int connect_handoff(const shmemi_heap_set_t *h, int pe, const uint8_t sec
 /* One request for pe's memfds; *dropped is set when the server closed the connection
  * without answering (it was busy or we were slow), which is worth another try. */
 static int fetch_once(const shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
-                      int64_t deadline, int *dropped, int fds[SHMEMI_SEG_COUNT])
+                      int64_t deadline, int *dropped, int fds[SHMEMI_FILE_COUNT])
 {
     int fd = -1;
     SHMEMI_TRY(connect_handoff(h, pe, secret, &fd));
@@ -383,7 +392,7 @@ static int fetch_once(const shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int 
 }
 
 int shmemi_handoff_fetch(const shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
-                         int64_t deadline, int fds[SHMEMI_SEG_COUNT])
+                         int64_t deadline, int fds[SHMEMI_FILE_COUNT])
 {
     for (;;) {
         int dropped = 0;

@@ -22,14 +22,14 @@ int shmemi_handoff_start(const shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, c
 /* Ends the service (NULL: nothing to do).  The listening socket is the caller's to close. */
 void shmemi_handoff_stop(shmemi_handoff_t *server);
 
-/* Fetches PE pe's segment fds over its socket, trying again while it drops the connection,
- * until deadline: fds[s] is -1 for an absent segment, every other one is checked as
- * shmemi_segment_fd_check does.  An aclshmem error code (recorded). */
+/* Fetches PE pe's file fds over its socket, trying again while it drops the connection,
+ * until deadline: fds[f] is -1 for an absent file, every other one is checked as
+ * shmemi_file_fd_check does.  An aclshmem error code (recorded). */
 int shmemi_handoff_fetch(const shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, int pe, const uint8_t secret[32],
-                         int64_t deadline, int fds[SHMEMI_SEG_COUNT]);
+                         int64_t deadline, int fds[SHMEMI_FILE_COUNT]);
 
-/* A peer's segment s is safe to map only if nobody can resize it under us: sealed with
+/* A peer's file f is safe to map only if nobody can resize it under us: sealed with
  * SHMEMI_HEAP_SEALS and exactly expected bytes.  An aclshmem error code naming pe. */
-int shmemi_segment_fd_check(int fd, size_t expected, int s, int pe);
+int shmemi_file_fd_check(int fd, size_t expected, int f, int pe);
 
 #endif

@@ -16,8 +16,9 @@
 #include "mem/handoff.h"
 
 
-static const char *const segment_names[SHMEMI_SEG_COUNT] = {"aclshmem-host-heap", "aclshmem-device-heap",
-                                                            "aclshmem-control", "aclshmem-data"};
+static const char *const segment_names[SHMEMI_SEG_COUNT] = {"host heap", "device heap", "control segment",
+                                                            "data segment"};
+static const char *const file_names[SHMEMI_FILE_COUNT] = {"aclshmem-segments", "aclshmem-data"};
 
 /* What a PE tells the others so they can tell whether it shares their node, which data
  * segment it shares (every PE must share the same one, or none), and where its memfds are
@@ -30,14 +31,42 @@ typedef struct {
     uint64_t data_size;
     uint64_t data_link; /* its link-time address: with the size, tells executables apart */
     uint64_t pidns;     /* its PID namespace: /proc names its pid only in the same one */
-    uint64_t seg_dev;   /* the file system of its memfds */
-    int32_t seg_fd[SHMEMI_SEG_COUNT];   /* its memfds' numbers in its process (-1: absent) */
-    uint64_t seg_ino[SHMEMI_SEG_COUNT]; /* and their inodes, so that no other file passes for them */
+    uint64_t file_dev;  /* the file system of its memfds */
+    int32_t file_fd[SHMEMI_FILE_COUNT];   /* its memfds' numbers in its process (-1: absent) */
+    uint64_t file_ino[SHMEMI_FILE_COUNT]; /* and their inodes, so that no other file passes for them */
 } node_info_t;
 
 const char *shmemi_segment_name(int s)
 {
     return segment_names[s];
+}
+
+const char *shmemi_file_name(int f)
+{
+    return file_names[f];
+}
+
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t page_round(size_t size)
+{
+    size_t page = page_size();
+    return (size + page - 1) / page * page;
+}
+
+void shmemi_segments_layout(const size_t size[SHMEMI_SEG_COUNT], size_t offset[SHMEMI_SEG_COUNT],
+                            size_t file_size[SHMEMI_FILE_COUNT])
+{
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        file_size[f] = 0;
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        int f = shmemi_segment_file(s);
+        offset[s] = file_size[f];
+        file_size[f] += page_round(size[s]);
+    }
 }
 
 static int segment_present(const shmemi_heap_set_t *h, int s)
@@ -48,7 +77,7 @@ static int segment_present(const shmemi_heap_set_t *h, int s)
 /* Maps fd (this PE's own segment) at an address aligned to SHMEMI_HEAP_ALIGN, so that an
  * alignment asked of the allocator (which works in offsets) holds for the address on every
  * PE. */
-static void *map_own_segment(int fd, size_t size)
+static void *map_own_segment(int fd, size_t size, size_t offset)
 {
     size_t align = SHMEMI_HEAP_ALIGN;
     size_t span = size + align;
@@ -56,7 +85,7 @@ static void *map_own_segment(int fd, size_t size)
     if (reserve == MAP_FAILED)
         return NULL;
     uint8_t *start = (uint8_t *)(((uintptr_t)reserve + align - 1) & ~(uintptr_t)(align - 1));
-    void *p = mmap(start, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0);
+    void *p = mmap(start, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, (off_t)offset);
     if (p == MAP_FAILED) {
         munmap(reserve, span);
         return NULL;
@@ -70,9 +99,10 @@ static void *map_own_segment(int fd, size_t size)
 }
 
 /* ---- the peers' region --------------------------------------------------------------------
- * Every same-node peer's segments are mapped into one reservation of address space, one
- * after the other with a page between them (so that an overrun faults rather than lands in
- * the next): one mmap per segment, and one munmap for them all at the end.
+ * Every same-node peer's files are mapped into one reservation of address space, one after
+ * the other with a page between them (so that an overrun faults rather than lands in the
+ * next): one mmap per peer for its three segments (its data segment, when shared, is one
+ * more), and one munmap for them all at the end.
  *
  * A peer's segment never sits where this PE's own segment of the same kind does, modulo
  * REGION_APART: it is a whole number of pages away, but not a multiple of REGION_APART.  A
@@ -81,27 +111,24 @@ static void *map_own_segment(int fd, size_t size)
  * bits when both mappings are aligned alike, and the CPU's memory disambiguation then
  * holds the load back behind the store as if they overlapped (measured on AMD EPYC: a bare
  * store/poll ping-pong on the heaps took 65-72 ns a hop with equal low 30 bits, 38-57 ns
- * with them a line or a page apart).  Peers' pointers (aclshmem_ptr) therefore keep the
- * alignment of their offset up to the page, not beyond. */
+ * with them a line or a page apart).  Each of a file's segments rules out one page offset
+ * in REGION_APART, so one of the first SHMEMI_SEG_COUNT pages of a slot is a place for it.
+ * Peers' pointers (aclshmem_ptr) therefore keep the alignment of their offset up to the
+ * page, not beyond. */
 #define REGION_APART ((size_t)1 << 20)
-
-static size_t page_size(void)
-{
-    return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static size_t region_slot(size_t size)
 {
-    size_t page = page_size();
-    return (size + page - 1) / page * page + 2 * page; /* the segment, a page it may move by, the gap */
+    /* the file, the pages it may move by (see above), the gap */
+    return page_round(size) + (SHMEMI_SEG_COUNT + 1) * page_size();
 }
 
 static int reserve_peer_region(shmemi_heap_set_t *h)
 {
     size_t total = 0;
     for (int pe = 0; pe < h->n_pes; pe++)
-        for (int s = 0; pe != h->my_pe && h->same_node[pe] && s < SHMEMI_SEG_COUNT; s++)
-            total += segment_present(h, s) ? region_slot(h->seg[s].size) : 0;
+        for (int f = 0; pe != h->my_pe && h->same_node[pe] && f < SHMEMI_FILE_COUNT; f++)
+            total += h->file_size[f] > 0 ? region_slot(h->file_size[f]) : 0;
     if (total == 0)
         return ACLSHMEM_SUCCESS;
     void *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -113,18 +140,32 @@ static int reserve_peer_region(shmemi_heap_set_t *h)
     return ACLSHMEM_SUCCESS;
 }
 
-/* Maps fd, PE pe's segment s, at the next place of the region. */
-static int map_in_region(shmemi_heap_set_t *h, int fd, int s, int pe)
+/* Whether file f mapped at `at` puts none of its segments where this PE's own is, modulo
+ * REGION_APART. */
+static int apart_from_own(const shmemi_heap_set_t *h, const uint8_t *at, int f)
 {
-    size_t size = h->seg[s].size;
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        if (shmemi_segment_file(s) == f && segment_present(h, s) &&
+            ((uintptr_t)(at + h->seg[s].offset) - (uintptr_t)h->seg[s].base) % REGION_APART == 0)
+            return 0;
+    return 1;
+}
+
+/* Maps fd, PE pe's file f, at the next place of the region, and points the peer bases of
+ * its segments into it. */
+static int map_in_region(shmemi_heap_set_t *h, int fd, int f, int pe)
+{
     uint8_t *at = h->region_next;
-    if (((uintptr_t)at - (uintptr_t)h->seg[s].base) % REGION_APART == 0)
+    for (int k = 0; k < SHMEMI_SEG_COUNT && !apart_from_own(h, at, f); k++)
         at += page_size();
-    if (mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) == MAP_FAILED)
-        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot map PE %d's %s: %s", h->my_pe, pe,
-                           segment_names[s], strerror(errno));
-    h->region_next += region_slot(size);
-    h->seg[s].peer_base[pe] = at;
+    if (mmap(at, h->file_size[f], PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) ==
+        MAP_FAILED)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "PE %d cannot map PE %d's %s: %s", h->my_pe, pe, file_names[f],
+                           strerror(errno));
+    h->region_next += region_slot(h->file_size[f]);
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        if (shmemi_segment_file(s) == f && segment_present(h, s))
+            h->seg[s].peer_base[pe] = at + h->seg[s].offset;
     return ACLSHMEM_SUCCESS;
 }
 
@@ -151,12 +192,35 @@ static int adopt_data_segment(shmemi_heap_set_t *h, const shmemi_data_segment_t 
     shmemi_segment_t *seg = &h->seg[SHMEMI_SEG_DATA];
     if (!data || data->size == 0)
         return ACLSHMEM_SUCCESS;
-    seg->fd = fcntl(data->fd, F_DUPFD_CLOEXEC, 0);
-    if (seg->fd < 0)
+    h->file_fd[SHMEMI_FILE_DATA] = fcntl(data->fd, F_DUPFD_CLOEXEC, 0);
+    if (h->file_fd[SHMEMI_FILE_DATA] < 0)
         return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot keep the program's data segment: %s", strerror(errno));
     seg->size = data->size;
     seg->base = data->base;
     seg->peer_base[h->my_pe] = seg->base;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* The memfd of the host heap, the device heap and the control segment, each mapped on its
+ * own here (the heaps aligned to SHMEMI_HEAP_ALIGN). */
+static int create_segments(shmemi_heap_set_t *h)
+{
+    int fd = shmemi_sealed_memfd(file_names[SHMEMI_FILE_SEGMENTS], h->file_size[SHMEMI_FILE_SEGMENTS]);
+    if (fd < 0)
+        return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot create the %zu-byte memfd of the heaps: %s",
+                           h->file_size[SHMEMI_FILE_SEGMENTS], strerror(errno));
+    h->file_fd[SHMEMI_FILE_SEGMENTS] = fd;
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+        shmemi_segment_t *seg = &h->seg[s];
+        if (shmemi_segment_file(s) != SHMEMI_FILE_SEGMENTS)
+            continue;
+        if (!(seg->base = map_own_segment(fd, seg->size, seg->offset)))
+            return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot map the %zu-byte %s: %s", seg->size, segment_names[s],
+                               strerror(errno));
+        seg->peer_base[h->my_pe] = seg->base;
+        if (s != SHMEMI_SEG_CTRL && shmemi_alloc_init(&seg->alloc, seg->size) != 0)
+            return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    }
     return ACLSHMEM_SUCCESS;
 }
 
@@ -170,30 +234,23 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
     h->shares_data = data != NULL;
     if (data)
         h->data_link = data->link_addr;
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-        h->seg[s].fd = -1;
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        h->file_fd[f] = -1;
     h->same_node = calloc((size_t)n_pes, 1);
     if (!h->same_node)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory for %d PEs", n_pes);
+    size_t size[SHMEMI_SEG_COUNT] = {heap_size, heap_size, ctrl_size, data ? data->size : 0}, offset[SHMEMI_SEG_COUNT];
+    shmemi_segments_layout(size, offset, h->file_size);
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        shmemi_segment_t *seg = &h->seg[s];
-        seg->peer_base = calloc((size_t)n_pes, sizeof(uint8_t *));
-        if (!seg->peer_base)
+        h->seg[s].offset = offset[s];
+        h->seg[s].size = s == SHMEMI_SEG_DATA ? 0 : size[s]; /* the data segment's: adopted below */
+        h->seg[s].peer_base = calloc((size_t)n_pes, sizeof(uint8_t *));
+        if (!h->seg[s].peer_base)
             return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory for %d PEs", n_pes);
-        if (s == SHMEMI_SEG_DATA)
-            continue;
-        seg->size = s == SHMEMI_SEG_CTRL ? ctrl_size : heap_size;
-        seg->fd = shmemi_sealed_memfd(segment_names[s], seg->size);
-        if (seg->fd < 0 || !(seg->base = map_own_segment(seg->fd, seg->size)))
-            return shmemi_fail(ACLSHMEM_SMEM_ERROR, "cannot create the %zu-byte %s: %s", seg->size,
-                               segment_names[s], strerror(errno));
-        seg->peer_base[my_pe] = seg->base;
-        if (s != SHMEMI_SEG_CTRL && shmemi_alloc_init(&seg->alloc, seg->size) != 0)
-            return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     }
+    SHMEMI_TRY(create_segments(h));
     SHMEMI_TRY(adopt_data_segment(h, data));
     h->same_node[my_pe] = 1;
-
     return shmemi_handoff_listen(h, secret);
 }
 
@@ -218,12 +275,12 @@ static void read_node_info(const shmemi_heap_set_t *h, node_info_t *info)
     info->shares_data = h->shares_data;
     info->data_size = h->seg[SHMEMI_SEG_DATA].size;
     info->data_link = h->data_link;
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++) {
         struct stat st;
-        info->seg_fd[s] = segment_present(h, s) ? h->seg[s].fd : -1;
-        if (info->seg_fd[s] >= 0 && fstat(info->seg_fd[s], &st) == 0) {
-            info->seg_dev = (uint64_t)st.st_dev;
-            info->seg_ino[s] = (uint64_t)st.st_ino;
+        info->file_fd[f] = h->file_fd[f];
+        if (info->file_fd[f] >= 0 && fstat(info->file_fd[f], &st) == 0) {
+            info->file_dev = (uint64_t)st.st_dev;
+            info->file_ino[f] = (uint64_t)st.st_ino;
         }
     }
 }
@@ -271,64 +328,64 @@ static int check_data_segments(const node_info_t *all, int n_pes)
  * is asked over its socket instead (handoff.c), which every PE serves until the end of
  * init. */
 
-static void close_segment_fds(int fds[SHMEMI_SEG_COUNT])
+static void close_file_fds(int fds[SHMEMI_FILE_COUNT])
 {
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        if (fds[s] >= 0)
-            close(fds[s]);
-        fds[s] = -1;
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++) {
+        if (fds[f] >= 0)
+            close(fds[f]);
+        fds[f] = -1;
     }
 }
 
-/* The announced file behind PE pe's fd for segment s, or -1. */
-static int open_peer_file(const node_info_t *peer, int s)
+/* The announced file behind PE pe's fd for file f, or -1. */
+static int open_peer_file(const node_info_t *peer, int f)
 {
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)peer->pid, (int)peer->seg_fd[s]);
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)peer->pid, (int)peer->file_fd[f]);
     int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != peer->seg_dev ||
-                    (uint64_t)st.st_ino != peer->seg_ino[s] || st.st_uid != geteuid() || !S_ISREG(st.st_mode))) {
+    if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_dev != peer->file_dev ||
+                    (uint64_t)st.st_ino != peer->file_ino[f] || st.st_uid != geteuid() || !S_ISREG(st.st_mode))) {
         close(fd);
         fd = -1;
     }
     return fd;
 }
 
-/* Opens every present segment of PE pe through /proc into fds[] (-1 for absent ones): 1 when
+/* Opens every present file of PE pe through /proc into fds[] (-1 for absent ones): 1 when
  * all opened, 0 when /proc would not give them (fds[] closed). */
 static int open_from_proc(const shmemi_heap_set_t *h, const node_info_t *peer, const node_info_t *mine,
-                          int fds[SHMEMI_SEG_COUNT])
+                          int fds[SHMEMI_FILE_COUNT])
 {
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-        fds[s] = -1;
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        fds[f] = -1;
     if (peer->pidns == 0 || peer->pidns != mine->pidns)
         return 0;
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        if (!segment_present(h, s))
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++) {
+        if (h->file_size[f] == 0)
             continue;
-        if (peer->seg_fd[s] < 0 || (fds[s] = open_peer_file(peer, s)) < 0) {
-            close_segment_fds(fds);
+        if (peer->file_fd[f] < 0 || (fds[f] = open_peer_file(peer, f)) < 0) {
+            close_file_fds(fds);
             return 0;
         }
     }
     return 1;
 }
 
-/* Maps PE pe's segments from fds[] (checked first when they came from /proc) and closes
- * the fds. */
-static int map_peer(shmemi_heap_set_t *h, int pe, int fds[SHMEMI_SEG_COUNT], int check)
+/* Maps PE pe's files from fds[] (checked first when they came from /proc) and closes the
+ * fds. */
+static int map_peer(shmemi_heap_set_t *h, int pe, int fds[SHMEMI_FILE_COUNT], int check)
 {
     int rc = ACLSHMEM_SUCCESS;
-    for (int s = 0; rc == ACLSHMEM_SUCCESS && s < SHMEMI_SEG_COUNT; s++) {
-        if (fds[s] < 0)
+    for (int f = 0; rc == ACLSHMEM_SUCCESS && f < SHMEMI_FILE_COUNT; f++) {
+        if (fds[f] < 0)
             continue;
         if (check)
-            rc = shmemi_segment_fd_check(fds[s], h->seg[s].size, s, pe);
+            rc = shmemi_file_fd_check(fds[f], h->file_size[f], f, pe);
         if (rc == ACLSHMEM_SUCCESS)
-            rc = map_in_region(h, fds[s], s, pe);
+            rc = map_in_region(h, fds[f], f, pe);
     }
-    close_segment_fds(fds);
+    close_file_fds(fds);
     return rc;
 }
 
@@ -342,7 +399,7 @@ static int map_peers(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, const node_
         int pe = (h->my_pe + i) % h->n_pes; /* staggered, so PEs do not all queue on one */
         if (!h->same_node[pe])
             continue;
-        int fds[SHMEMI_SEG_COUNT];
+        int fds[SHMEMI_FILE_COUNT];
         int from_proc = open_from_proc(h, &all[pe], &all[h->my_pe], fds);
         if (!from_proc) {
             ++*fallbacks;
@@ -407,10 +464,12 @@ void shmemi_heaps_destroy(shmemi_heap_set_t *h)
         free(seg->peer_base);
         seg->peer_base = NULL;
         seg->base = NULL;
-        if (seg->fd >= 0)
-            close(seg->fd);
-        seg->fd = -1;
         shmemi_alloc_destroy(&seg->alloc);
+    }
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++) {
+        if (h->file_fd[f] >= 0)
+            close(h->file_fd[f]);
+        h->file_fd[f] = -1;
     }
     if (h->region)
         munmap(h->region, h->region_size);

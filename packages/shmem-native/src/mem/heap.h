@@ -1,10 +1,10 @@
-/* Symmetric segments: each PE's DEVICE_SIDE heap, HOST_SIDE heap and control segment are
- * sparse memfds, which same-node PEs open (through /proc, or handed over a Unix socket with
- * SCM_RIGHTS) and map.
+/* Symmetric segments: each PE's HOST_SIDE heap, DEVICE_SIDE heap and control segment lie
+ * one after another in one sparse memfd, which same-node PEs open (through /proc, or handed
+ * over a Unix socket with SCM_RIGHTS) and map whole, with one mmap each.
  * No named shared-memory object exists, so a crash leaks nothing.  When init asks for it,
  * the program's own global and static data is one more segment (SHMEMI_SEG_DATA,
- * mem/data_segment.h), shared the same way; otherwise that segment is absent (size 0, no
- * memfd, no mapping), on every PE alike. */
+ * mem/data_segment.h), a memfd of its own shared the same way; otherwise that segment is
+ * absent (size 0, no memfd, no mapping), on every PE alike. */
 #ifndef SHMEMI_HEAP_H
 #define SHMEMI_HEAP_H
 
@@ -28,8 +28,13 @@ enum {
     SHMEMI_SEG_COUNT = 4
 };
 
+/* The files behind the segments: SHMEMI_FILE_SEGMENTS holds the host heap, the device heap
+ * and the control segment, each from a page boundary (shmemi_segments_layout); the data
+ * segment is SHMEMI_FILE_DATA's alone. */
+enum { SHMEMI_FILE_SEGMENTS = 0, SHMEMI_FILE_DATA = 1, SHMEMI_FILE_COUNT = 2 };
+
 typedef struct {
-    int fd;              /* -1 for an absent segment */
+    size_t offset;       /* where it starts in its file */
     size_t size;         /* 0: the segment is absent */
     uint8_t *base;       /* this PE's mapping (NULL when absent) */
     uint8_t **peer_base; /* [n_pes]: mapping of each PE's twin, NULL for other nodes */
@@ -41,6 +46,8 @@ typedef struct shmemi_handoff shmemi_handoff_t; /* mem/handoff.h */
 typedef struct {
     int my_pe, n_pes;
     shmemi_segment_t seg[SHMEMI_SEG_COUNT];
+    int file_fd[SHMEMI_FILE_COUNT];        /* -1 for an absent file */
+    size_t file_size[SHMEMI_FILE_COUNT];   /* 0: absent */
     uint8_t *same_node; /* [n_pes] */
     int shares_data;    /* init asked to share the program's data (SHMEMI_SEG_DATA may still be
                          * absent: a program without writable data) */
@@ -53,10 +60,22 @@ typedef struct {
     size_t region_size;
 } shmemi_heap_set_t;
 
+/* The file of segment s. */
+static inline int shmemi_segment_file(int s)
+{
+    return s == SHMEMI_SEG_DATA ? SHMEMI_FILE_DATA : SHMEMI_FILE_SEGMENTS;
+}
+
+/* From the segments' sizes (0: absent), each segment's offset in its file and each file's
+ * size (0: absent); every PE computes the same. */
+void shmemi_segments_layout(const size_t size[SHMEMI_SEG_COUNT], size_t offset[SHMEMI_SEG_COUNT],
+                            size_t file_size[SHMEMI_FILE_COUNT]);
+
 /* Every segment memfd is sealed so: no process holding it can resize it under a mapping. */
 #define SHMEMI_HEAP_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
-/* What a PE sends with its memfds (SCM_RIGHTS, one fd per present segment, in order). */
+/* What a PE sends with its memfds (SCM_RIGHTS, one fd per present file, in order): the
+ * sizes of its segments, from which the receiver knows the files' sizes. */
 typedef struct {
     int32_t pe;
     int32_t reserved;
@@ -84,14 +103,16 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
 /* Stops serving the hand-off socket and closes it (also done by shmemi_heaps_destroy). */
 void shmemi_heaps_share_end(shmemi_heap_set_t *h);
 
-/* The name of segment s (the memfd's name), for messages. */
+/* The name of segment s, for messages; and of file f (its memfd's name). */
 const char *shmemi_segment_name(int s);
+const char *shmemi_file_name(int f);
 
-/* Receives PE pe's offer on sock (data must be waiting): on success fds[] holds its
- * segment fds, each checked to be sealed (SHMEMI_HEAP_SEALS) and of size[s] bytes (-1 for
- * a segment of size 0, absent, for which no fd comes).  On any failure every fd that
- * arrived is closed.  An aclshmem error code (recorded). */
-int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_SEG_COUNT]);
+/* Receives PE pe's offer on sock (data must be waiting), which must announce the segment
+ * sizes size[] (this PE's): on success fds[] holds its files' fds, each checked to be
+ * sealed (SHMEMI_HEAP_SEALS) and of the size shmemi_segments_layout gives (-1 for an
+ * absent file, for which no fd comes).  On any failure every fd that arrived is closed.
+ * An aclshmem error code (recorded). */
+int shmemi_heap_receive_offer(int sock, int pe, const size_t size[SHMEMI_SEG_COUNT], int fds[SHMEMI_FILE_COUNT]);
 
 void shmemi_heaps_destroy(shmemi_heap_set_t *h);
 

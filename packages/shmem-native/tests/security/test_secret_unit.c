@@ -6,8 +6,9 @@
  *    all zeros, so any two long inputs had the same "MAC");
  *  - the DEFAULT-mode secret counts every byte of a long SHMEM_JOB_SECRET (it used to hash
  *    a 512-byte buffer with the untruncated length, reading past it);
- *  - a heap offer is accepted only with exactly one sealed memfd of the announced size per
- *    segment, and every fd received with a rejected offer is closed.
+ *  - a heap offer is accepted only with exactly one sealed memfd of the size its segments
+ *    make per file (the heaps and control segment in one, the data segment alone), and
+ *    every fd received with a rejected offer is closed.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -129,19 +130,19 @@ static int memfd(size_t size, int seals)
 }
 
 /* Sends an offer from "pe" with n_fds memfds (fd i of real_size[i] bytes, sealed with
- * seals), announcing announced[] sizes; the sender's copies are closed. */
+ * seals), announcing announced[] segment sizes; the sender's copies are closed. */
 typedef struct {
     int pe;
     int n_fds;
     int seals;
     size_t announced[SHMEMI_SEG_COUNT];
-    size_t real_size[SHMEMI_SEG_COUNT + 1];
+    size_t real_size[SHMEMI_FILE_COUNT + 1];
 } offer_spec_t;
 
 static void send_offer(int sock, const offer_spec_t *spec)
 {
     shmemi_fd_offer_t offer = {.pe = spec->pe};
-    int fds[SHMEMI_SEG_COUNT + 1];
+    int fds[SHMEMI_FILE_COUNT + 1];
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         offer.size[s] = spec->announced[s];
     for (int i = 0; i < spec->n_fds; i++)
@@ -168,13 +169,16 @@ static void send_offer(int sock, const offer_spec_t *spec)
         close(fds[i]);
 }
 
-/* The receiver's own sizes: both heaps and the control segment; the program's data
- * segment absent (0, no fd) unless a case shares it. */
-static size_t expected[SHMEMI_SEG_COUNT] = {1 << 20, 2 << 20, 4096, 0};
+/* The receiver's own segment sizes: both heaps and the control segment; the program's data
+ * segment absent (0, no fd) unless a case shares it.  Their files: the three first segments
+ * one after another, each from a page, in one; the data segment alone. */
+static size_t expected[SHMEMI_SEG_COUNT] = {1 << 20, 2 << 20, 100, 0};
+#define SEGMENTS_FILE ((1 << 20) + (2 << 20) + 4096)
+static size_t expected_file[SHMEMI_FILE_COUNT] = {SEGMENTS_FILE, 0};
 
 /* Runs one offer through shmemi_heap_receive_offer; returns its result.  Checks that no fd
  * stays open in this process unless the offer was accepted (and then that there is one fd
- * for each present segment, -1 for an absent one, and closes them). */
+ * for each present file, -1 for an absent one, and closes them). */
 static int receive(const offer_spec_t *spec)
 {
     int sv[2];
@@ -182,22 +186,22 @@ static int receive(const offer_spec_t *spec)
         exit(2);
     int before = open_fd_count();
     send_offer(sv[1], spec);
-    int fds[SHMEMI_SEG_COUNT];
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-        fds[s] = -2;
+    int fds[SHMEMI_FILE_COUNT];
+    for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
+        fds[f] = -2;
     int rc = shmemi_heap_receive_offer(sv[0], 5, expected, fds);
     int after = open_fd_count();
     if (rc == ACLSHMEM_SUCCESS) {
         int present = 0;
-        for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-            present += expected[s] > 0;
-            CHECK(expected[s] > 0 ? fds[s] >= 0 : fds[s] == -1);
-            if (fds[s] < 0)
+        for (int f = 0; f < SHMEMI_FILE_COUNT; f++) {
+            present += expected_file[f] > 0;
+            CHECK(expected_file[f] > 0 ? fds[f] >= 0 : fds[f] == -1);
+            if (fds[f] < 0)
                 continue;
-            CHECK((fcntl(fds[s], F_GET_SEALS) & SHMEMI_HEAP_SEALS) == SHMEMI_HEAP_SEALS);
+            CHECK((fcntl(fds[f], F_GET_SEALS) & SHMEMI_HEAP_SEALS) == SHMEMI_HEAP_SEALS);
             struct stat st;
-            CHECK(fstat(fds[s], &st) == 0 && (size_t)st.st_size == expected[s]);
-            close(fds[s]);
+            CHECK(fstat(fds[f], &st) == 0 && (size_t)st.st_size == expected_file[f]);
+            close(fds[f]);
         }
         CHECK(after == before + present);
     } else {
@@ -210,9 +214,15 @@ static int receive(const offer_spec_t *spec)
 
 static void t_heap_offer(void)
 {
-    const offer_spec_t good = {.pe = 5, .n_fds = 3, .seals = SHMEMI_HEAP_SEALS,
-                               .announced = {1 << 20, 2 << 20, 4096},
-                               .real_size = {1 << 20, 2 << 20, 4096}};
+    size_t offset[SHMEMI_SEG_COUNT], file_size[SHMEMI_FILE_COUNT];
+    shmemi_segments_layout(expected, offset, file_size);
+    CHECK(file_size[SHMEMI_FILE_SEGMENTS] == SEGMENTS_FILE && file_size[SHMEMI_FILE_DATA] == 0);
+    CHECK(offset[SHMEMI_SEG_HOST] == 0 && offset[SHMEMI_SEG_DEVICE] == 1 << 20 &&
+          offset[SHMEMI_SEG_CTRL] == 3 << 20);
+
+    const offer_spec_t good = {.pe = 5, .n_fds = 1, .seals = SHMEMI_HEAP_SEALS,
+                               .announced = {1 << 20, 2 << 20, 100},
+                               .real_size = {SEGMENTS_FILE}};
     CHECK(receive(&good) == ACLSHMEM_SUCCESS);
 
     offer_spec_t bad = good;
@@ -225,13 +235,13 @@ static void t_heap_offer(void)
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
 
     bad = good;
-    bad.real_size[0] = 4096; /* smaller than announced: mapping it would SIGBUS */
+    bad.real_size[0] = 3 << 20; /* smaller than its segments: mapping the control segment would SIGBUS */
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
     CHECK(strstr(aclshmemx_get_last_error(), "bytes") != NULL);
 
     bad = good;
     bad.announced[1] = 8 << 20; /* a different local_mem_size */
-    bad.real_size[1] = 8 << 20;
+    bad.real_size[0] = (1 << 20) + (8 << 20) + 4096;
     CHECK(receive(&bad) == ACLSHMEM_INVALID_PARAM);
 
     bad = good;
@@ -239,40 +249,40 @@ static void t_heap_offer(void)
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
 
     bad = good;
-    bad.n_fds = 4; /* one fd too many */
-    bad.real_size[3] = 4096;
+    bad.n_fds = 2; /* one fd too many */
+    bad.real_size[1] = 4096;
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
-    bad.n_fds = 2; /* one too few */
-    CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
-    bad.n_fds = 0;
+    bad.n_fds = 0; /* none */
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
 }
 
-/* With the program's data shared (SHMEMI_SEG_DATA present) its memfd is the fourth fd, held
+/* With the program's data shared (SHMEMI_SEG_DATA present) its memfd is the second fd, held
  * to the same rules; a peer whose data segment differs is refused naming the executable. */
 static void t_heap_offer_with_data(void)
 {
     expected[SHMEMI_SEG_DATA] = 12288;
-    const offer_spec_t good = {.pe = 5, .n_fds = 4, .seals = SHMEMI_HEAP_SEALS,
-                               .announced = {1 << 20, 2 << 20, 4096, 12288},
-                               .real_size = {1 << 20, 2 << 20, 4096, 12288}};
+    expected_file[SHMEMI_FILE_DATA] = 12288;
+    const offer_spec_t good = {.pe = 5, .n_fds = 2, .seals = SHMEMI_HEAP_SEALS,
+                               .announced = {1 << 20, 2 << 20, 100, 12288},
+                               .real_size = {SEGMENTS_FILE, 12288}};
     CHECK(receive(&good) == ACLSHMEM_SUCCESS);
 
     offer_spec_t bad = good;
-    bad.n_fds = 3; /* the data segment's memfd is missing */
+    bad.n_fds = 1; /* the data segment's memfd is missing */
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
     bad = good;
-    bad.real_size[3] = 4096; /* smaller than announced */
+    bad.real_size[1] = 4096; /* smaller than announced */
     CHECK(receive(&bad) == ACLSHMEM_SMEM_ERROR);
     bad = good;
-    bad.announced[3] = bad.real_size[3] = 16384; /* another executable */
+    bad.announced[3] = bad.real_size[1] = 16384; /* another executable */
     CHECK(receive(&bad) == ACLSHMEM_INVALID_PARAM);
     CHECK(strstr(aclshmemx_get_last_error(), "same executable") != NULL);
     bad = good;
     bad.announced[3] = 0; /* a PE that does not share its data */
-    bad.n_fds = 3;
+    bad.n_fds = 1;
     CHECK(receive(&bad) == ACLSHMEM_INVALID_PARAM);
     expected[SHMEMI_SEG_DATA] = 0;
+    expected_file[SHMEMI_FILE_DATA] = 0;
 }
 
 int main(void)
