@@ -22,10 +22,11 @@ def test_quick_run_on_two_and_three_pes(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     for title in TITLES:
         assert title in r.stdout, title
-    assert "alone" in r.stdout.splitlines()[0]
+    assert "alone" in r.stdout.splitlines()[0] and "with TLS" in r.stdout.splitlines()[0]
 
     doc = json.loads(json_path.read_text())
     assert doc["meta"]["pes"] == [2, 3] and doc["meta"]["oshmem"] is None and doc["meta"]["rounds"] == 1
+    assert doc["meta"]["tls"] is True
     rows = {(row["table"], row["pes"]): row for row in doc["tables"]}
     for measure in ("init", "finalize", "barrier", "put"):
         for n in (2, 3):
@@ -41,6 +42,16 @@ def test_quick_run_on_two_and_three_pes(tmp_path):
     assert {(rec["table"], rec["pes"]) for rec in records if rec["libaclshmem"]} >= {("init", "2"), ("barrier", "3")}
     if plot:
         assert is_png(png) and os.path.getsize(png) > 10_000
+
+
+def test_no_tls_runs_libaclshmem_unencrypted(tmp_path):
+    json_path = tmp_path / "scale.json"
+    r = run_tool("shmem-perf", "--scale", "2", "--quick", "--no-oshmem", "--no-tls", "--no-progress",
+                 "--json", str(json_path), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(json_path.read_text())
+    assert doc["meta"]["tls"] is False
+    assert doc["jobs"]["libaclshmem"]["2"][0]["init"] > 0
 
 
 @pytest.mark.parametrize("pes,message", [("1,2", "at least 2"), ("2,x", "separated by commas"),
@@ -59,8 +70,9 @@ def test_options_of_other_modes_are_refused(args):
 def test_scale_is_a_mode_of_its_own():
     r = run_tool("shmem-perf", "--scale", "2", "--nodes", "2")
     assert r.returncode == 2 and "choose one" in r.stderr, r.stderr
-    r = run_tool("shmem-perf", "--no-oshmem")
-    assert r.returncode == 2 and "--no-oshmem goes with --scale" in r.stderr, r.stderr
+    for flag in ("--no-oshmem", "--no-tls"):
+        r = run_tool("shmem-perf", flag)
+        assert r.returncode == 2 and f"{flag} goes with --scale" in r.stderr, r.stderr
     r = run_tool("shmem-perf", "--scale", "2", "--rounds", "0")
     assert r.returncode == 2 and "--rounds must be at least 1" in r.stderr, r.stderr
 

@@ -24,7 +24,9 @@ libaclshmem's PEs are started by its C launcher ``aclshmemrun`` (the build tree'
 installation's, beside the library) or, without one, by shmem-core's Python launcher;
 OSHMEM's by ``oshrun --oversubscribe --mca spml ucx`` (``--allow-run-as-root`` as root).
 Both are unbound (oshrun binds nothing when oversubscribed) and both get
-SHMEM_SYMMETRIC_SIZE.  libaclshmem's control plane runs with TLS, its default.
+SHMEM_SYMMETRIC_SIZE.  libaclshmem's control plane runs with TLS, its default;
+``--no-tls`` turns the encryption off (aclshmemx_set_conf_store_tls(false); every
+connection is still authenticated), which shows what TLS costs a job's start.
 """
 
 import os
@@ -63,6 +65,9 @@ SCALE_SOURCE = r"""
  * "@scale finalize SECONDS". */
 #define _POSIX_C_SOURCE 200809L
 #include <shmem.h>
+#ifdef SCALE_ACLSHMEM
+#include <aclshmem.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -99,6 +104,10 @@ int main(int argc, char **argv)
 {
     long barrier_iters = argc > 1 ? atol(argv[1]) : 100, put_iters = argc > 2 ? atol(argv[2]) : 100,
          reduce_iters = argc > 3 ? atol(argv[3]) : 20;
+#ifdef SCALE_ACLSHMEM
+    if (getenv("SHMEM_PERF_SCALE_NO_TLS")) /* --no-tls: encryption off, authentication still on */
+        aclshmemx_set_conf_store_tls(false, "", 0);
+#endif
     double t = now();
     shmem_init();
     double init = now() - t;
@@ -259,7 +268,7 @@ def build_aclshmem(lib_file, workdir):
     libdir = os.path.dirname(lib_file)
 
     def commands(src, exe, extra):
-        return [cc, "-std=c11", "-O2", *extra, src, "-o", exe, f"-I{include}", f"-L{libdir}",
+        return [cc, "-std=c11", "-O2", "-DSCALE_ACLSHMEM", *extra, src, "-o", exe, f"-I{include}", f"-L{libdir}",
                 f"-l:{os.path.basename(lib_file)}", f"-Wl,-rpath,{libdir}", "-Wl,-z,relro", "-Wl,-z,now"]
 
     return _build(commands, workdir, "aclshmem")
@@ -314,8 +323,11 @@ def run_job(cmd, timeout, env, what):
     return values
 
 
-def run_aclshmem(launcher, exe, n, args, timeout):
+def run_aclshmem(launcher, exe, n, args, timeout, tls=True):
     env = dict(os.environ, SHMEM_SYMMETRIC_SIZE=HEAP)
+    env.pop("SHMEM_PERF_SCALE_NO_TLS", None)
+    if not tls:
+        env["SHMEM_PERF_SCALE_NO_TLS"] = "1"
     for key in ("SHMEM_RUN_UID", "SHMEM_RUN_PE", "SHMEM_RUN_NPES", "RANK", "WORLD_SIZE"):
         env.pop(key, None)
     return run_job([*launcher, "-np", str(n), exe, *args], timeout, env, f"libaclshmem on {n} PEs")
@@ -333,7 +345,7 @@ def run_oshmem(oshrun, exe, n, args, timeout):
 # ---------------------------------------------------------------------------
 
 
-def run(pes, rounds, quick, timeout, progress=None, oshmem=True):
+def run(pes, rounds, quick, timeout, progress=None, oshmem=True, tls=True):
     """Runs every PE count with both libraries, alternating, rounds times; returns a dict."""
     lib, name = find_library()
     openmpi = find_openmpi() if oshmem else None
@@ -347,7 +359,7 @@ def run(pes, rounds, quick, timeout, progress=None, oshmem=True):
                 args = [str(i) for i in iterations(n, quick)]
                 if progress:
                     progress.advance(f"round {rnd + 1}: libaclshmem on {n} PEs")
-                jobs["libaclshmem"].setdefault(n, []).append(run_aclshmem(launcher, ours, n, args, timeout))
+                jobs["libaclshmem"].setdefault(n, []).append(run_aclshmem(launcher, ours, n, args, timeout, tls))
                 if theirs:
                     if progress:
                         progress.advance(f"round {rnd + 1}: OSHMEM on {n} PEs")
@@ -365,7 +377,7 @@ def run(pes, rounds, quick, timeout, progress=None, oshmem=True):
                      "Ubuntu: apt-get install openmpi-bin libopenmpi-dev")
     return {"library": name, "library_file": lib, "launcher": launcher[0] if len(launcher) == 1 else "shmem.run",
             "oshmem": openmpi[2] if openmpi else None, "pes": list(pes), "rounds": rounds, "jobs": jobs,
-            "notes": notes, "cpus": os.cpu_count()}
+            "notes": notes, "cpus": os.cpu_count(), "tls": tls}
 
 
 def median(result, library, n, measure):
@@ -507,7 +519,7 @@ def main_scale(ns, parser, version):
     progress = Progress(steps(pes, rounds, oshmem and find_openmpi() is not None), enabled=not ns.no_progress)
     started = time.monotonic()
     try:
-        result = run(pes, rounds, ns.quick, ns.timeout, progress, oshmem=oshmem)
+        result = run(pes, rounds, ns.quick, ns.timeout, progress, oshmem=oshmem, tls=not ns.no_tls)
     except ScaleError as exc:
         progress.close()
         sys.stderr.write(f"shmem-perf: error: {exc}\n")
@@ -518,7 +530,7 @@ def main_scale(ns, parser, version):
     if ns.csv:
         _write(ns.csv, to_csv(records))
     if ns.json:
-        meta = {k: result[k] for k in ("library", "library_file", "launcher", "oshmem", "pes", "rounds")}
+        meta = {k: result[k] for k in ("library", "library_file", "launcher", "oshmem", "pes", "rounds", "tls")}
         meta.update(quick=ns.quick, tools_version=version, cpus=os.cpu_count(), machine=platform.machine(),
                     seconds=seconds, date=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         doc = {"meta": meta, "ratio": "ours / OSHMEM: below 1 libaclshmem takes less time", "tables": records,
@@ -527,7 +539,9 @@ def main_scale(ns, parser, version):
         _write(ns.json, json.dumps(doc, indent=2) + "\n")
     if "-" not in (ns.csv, ns.json):
         against = f"against {result['oshmem']}'s OSHMEM" if result["oshmem"] else "alone"
-        sys.stdout.write(f"shmem-perf --scale: {result['library']} {against}, {os.cpu_count()} CPUs, PEs unbound, "
+        tls = "control plane with TLS" if result["tls"] else "control plane unencrypted: --no-tls"
+        sys.stdout.write(f"shmem-perf --scale: {result['library']} ({tls}) {against}, {os.cpu_count()} CPUs, "
+                         "PEs unbound, "
                          f"{HEAP} heaps; median of {rounds} alternating round(s){', quick run' if ns.quick else ''}; "
                          "ours/OSHMEM below 1.00x: libaclshmem takes less time\n\n")
         sys.stdout.write(render_tables(result) + "\n\n")

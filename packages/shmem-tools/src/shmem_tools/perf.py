@@ -521,6 +521,9 @@ def _parser():
                         "the PE count instead: a job of each of PES PEs (default 2,4,8,16,32,64), beside Open MPI's "
                         "OSHMEM when installed; see shmem_tools._scale")
     s.add_argument("--no-oshmem", action="store_true", help="with --scale: do not run Open MPI's OSHMEM beside it")
+    s.add_argument("--no-tls", action="store_true",
+                   help="with --scale: libaclshmem's control plane unencrypted (still authenticated), to show "
+                        "what TLS costs init")
     p.add_argument("--dist", action="store_true",
                    help="measure the torch.distributed backend \"shmem\" against gloo instead: dist.all_reduce "
                         "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench")
@@ -571,8 +574,9 @@ def main(argv=None):
         from ._scale import main_scale
 
         return main_scale(ns, parser, __version__)
-    if ns.no_oshmem:
-        parser.error("--no-oshmem goes with --scale")
+    for flag, value in (("--no-oshmem", ns.no_oshmem), ("--no-tls", ns.no_tls)):
+        if value:
+            parser.error(f"{flag} goes with --scale")
     if ns.dist:
         return main_dist(ns)
     if ns.python:
