@@ -65,9 +65,13 @@ void shmemi_tcp_nodelay(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* A refused connection is tried again after 1 ms, then 2, 4, ... up to 200 ms between tries.
+ * The PEs of a job start together, and PE 0 opens its port a millisecond or two after its
+ * process starts (it loads, then listens first thing in init): a first wait of 10 ms made
+ * every PE that came too early lose 10 ms of init, PE 0's too, which waits for them. */
 int shmemi_tcp_connect(const struct sockaddr_storage *ss, socklen_t len, int64_t deadline_ms)
 {
-    int delay_ms = 10;
+    int delay_ms = 1;
     for (;;) {
         int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
