@@ -59,6 +59,15 @@ static int released(void *ctx)
  * futex wake-up per member on every barrier), and sleeping at once while more members are
  * missing than there are CPUs did not help 16 or 32 PEs. */
 #define NODE_POLL_NS 100000L
+/* The same when the node runs more PEs than CPUs.  Then a barrier of 16 PEs on 2 CPUs takes
+ * tens of microseconds (every member must get a CPU once), those who come first waited more
+ * than 100 us and fell asleep, and every barrier paid a futex wake-up of most members.  A
+ * poll that yields costs little (the CPU goes to whoever is runnable), so it lasts 1 ms:
+ * 2 shared CPUs, medians of 5 alternating runs (200-500 barriers each): 16 PEs 92-165 ->
+ * 37-48 us (OSHMEM 41), 32 PEs 422 -> 167-202 us, 64 PEs 1020 -> 816 us, 8 PEs 19 -> 12
+ * us; 4 PEs unchanged (2.6-2.9 us); 2 ms and 5 ms were no better than 1 ms within the
+ * noise. */
+#define NODE_POLL_OVERSUBSCRIBED_NS 1000000L
 
 /* Teams whose members all share this node: one counter and one release word in the
  * control segment of the team's first member.  Each member reads the release word, then
@@ -75,7 +84,8 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     r.seen = atomic_load(r.release);
     uint64_t arrived = atomic_fetch_add(&root->node_arrivals[t->index], 1) + 1;
     if (arrived < (uint64_t)t->size)
-        return shmemi_wait_shared(inst, released, &r, &root->node_wake[t->index], NODE_POLL_NS);
+        return shmemi_wait_shared(inst, released, &r, &root->node_wake[t->index],
+                                  inst->oversubscribed ? NODE_POLL_OVERSUBSCRIBED_NS : NODE_POLL_NS);
     atomic_store(&root->node_arrivals[t->index], 0);
     atomic_store(r.release, r.seen + 1);
     shmemi_wake_shared(&root->node_wake[t->index]);
