@@ -326,6 +326,18 @@ def _dladdr_file(address):
     return None
 
 
+def loaded_library():
+    """(the libaclshmem file this process loads, as the loader names it; runtime_library()'s
+    description).  RuntimeError saying why when it does not load."""
+    runtime = runtime_library()
+    if not runtime["ok"]:
+        raise RuntimeError(f"the native library does not load: {runtime['error']}")
+    lib = loaded_library_file(runtime)
+    if not lib:
+        raise RuntimeError("cannot tell which libaclshmem file is loaded")
+    return lib, runtime
+
+
 def loaded_library_file(runtime):
     """The file of the libaclshmem that ``runtime`` (runtime_library()) loaded, as the
     dynamic loader names it: the name libaclshmem itself sees (dladdr), so its folder is

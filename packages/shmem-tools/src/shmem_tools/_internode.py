@@ -249,12 +249,10 @@ def find_headers(lib_file):
 
 def find_library():
     """(the libaclshmem file this Python loads, as the loader names it; its plug-in info)."""
-    runtime = _install.runtime_library()
-    if not runtime["ok"]:
-        raise InternodeError(f"the native library does not load: {runtime['error']}")
-    lib = _install.loaded_library_file(runtime)
-    if not lib:
-        raise InternodeError("cannot tell which libaclshmem file is loaded")
+    try:
+        lib, runtime = _install.loaded_library()
+    except RuntimeError as exc:
+        raise InternodeError(str(exc)) from None
     plugin = _install.ucx_plugin(runtime)
     if not (plugin["loaded"] and plugin["version_matches"] is not False):
         why = plugin["error"] or f"it was built for libaclshmem {plugin['version']}"

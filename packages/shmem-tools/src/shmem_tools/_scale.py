@@ -217,12 +217,10 @@ def find_openmpi():
 
 def find_library():
     """(the libaclshmem file this Python loads, its name and version text)."""
-    runtime = _install.runtime_library()
-    if not runtime["ok"]:
-        raise ScaleError(f"the native library does not load: {runtime['error']}")
-    lib = _install.loaded_library_file(runtime)
-    if not lib:
-        raise ScaleError("cannot tell which libaclshmem file is loaded")
+    try:
+        lib, runtime = _install.loaded_library()
+    except RuntimeError as exc:
+        raise ScaleError(str(exc)) from None
     return lib, runtime.get("name") or "libaclshmem"
 
 
@@ -477,15 +475,6 @@ def parse_pes(text):
     return pes
 
 
-def _write(path, text):
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-
-
 def main_scale(ns, parser, version):
     """``shmem-perf --scale [PES]``."""
     import json
@@ -493,6 +482,7 @@ def main_scale(ns, parser, version):
     import time
 
     from ._progress import Progress
+    from ._table import write as _write
 
     try:
         pes = parse_pes(ns.scale)

@@ -5,6 +5,8 @@ apart under a rule of dashes, no borders, so they read the same in a terminal, a
 file or a CI page, and they never wrap at the terminal's width.
 """
 
+import sys
+
 from tabulate import tabulate
 
 
@@ -14,3 +16,13 @@ def render(header, rows, left=()):
     right-aligned but those whose index is in ``left``."""
     align = ["left" if i in left else "right" for i in range(len(header))]
     return tabulate(rows, headers=header, tablefmt="simple", disable_numparse=True, colalign=align)
+
+
+def write(path, text):
+    """Writes a table's text (or its CSV or JSON) to path, or to standard output for "-"."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)

@@ -75,6 +75,7 @@ from . import __version__
 from . import _baselines
 from ._progress import Progress
 from ._table import render
+from ._table import write as _write
 
 ALL_TESTS = ("put", "get", "put_signal", "amo", "barrier", "all_reduce", "buffer")
 # Tests between PE 0 and PE 1: dropped when there is only one PE.
@@ -451,15 +452,6 @@ def to_json(plan, res, tables):
         "notes": res.notes,
         "errors": res.errors,
     }
-
-
-def _write(path, text):
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
 
 
 # ---------------------------------------------------------------------------
