@@ -59,7 +59,8 @@ static inline void cpu_relax(void)
 #endif
 }
 
-int shmemi_usable_cpus(void)
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+static int usable_cpus(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) != 0)
@@ -73,7 +74,7 @@ void shmemi_wait_init(shmemi_instance_t *inst)
     int on_node = 0;
     for (int pe = 0; pe < inst->n_pes; pe++)
         on_node += inst->heaps.same_node[pe] != 0;
-    inst->oversubscribed = on_node > shmemi_usable_cpus();
+    inst->oversubscribed = on_node > usable_cpus();
 }
 
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl)
@@ -94,11 +95,12 @@ void shmemi_doorbell_notify(shmemi_ctrl_t *ctrl)
     }
 }
 
-static void sleep_on(shmemi_ctrl_t *ctrl, uint32_t seen)
+/* Sleeps on the futex word while it holds seen, for at most ms milliseconds (0: until a
+ * wake-up). */
+static void futex_sleep(_Atomic uint32_t *word, uint32_t seen, long ms)
 {
-    long ms = recheck_ms();
     struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000L};
-    syscall(SYS_futex, &ctrl->doorbell, FUTEX_WAIT, seen, ms ? &timeout : NULL, NULL, 0);
+    syscall(SYS_futex, word, FUTEX_WAIT, seen, ms ? &timeout : NULL, NULL, 0);
 }
 
 static long elapsed_ns(const struct timespec *since)
@@ -152,7 +154,7 @@ static int sleep_once(shmemi_instance_t *inst, shmemi_ctrl_t *ctrl, shmemi_ready
     uint32_t seen = atomic_load(&ctrl->doorbell);
     if (ready(ctx))
         return 0;
-    sleep_on(ctrl, seen);
+    futex_sleep(&ctrl->doorbell, seen, recheck_ms());
     return atomic_load(&ctrl->doorbell) != seen;
 }
 
@@ -174,9 +176,7 @@ int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx
         if (!ready(ctx)) {
             /* Never unbounded, even with SHMEM_SLEEP_RECHECK_MS=0: a PE that dies rings its
              * peers' doorbells, not this word, so the sleep must end for the check above. */
-            long ms = recheck_ms() ? recheck_ms() : 1000;
-            struct timespec timeout = {ms / 1000, (ms % 1000) * 1000000L};
-            syscall(SYS_futex, &w->word, FUTEX_WAIT, seen, &timeout, NULL, 0);
+            futex_sleep(&w->word, seen, recheck_ms() ? recheck_ms() : 1000);
         }
         atomic_fetch_sub(&w->sleepers, 1);
     }

@@ -19,8 +19,6 @@ int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx);
  * shmemi_wait. */
 int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, shmemi_wake_word_t *w,
                        long poll_ns);
-/* The CPUs this process may run on (its affinity mask), at least 1. */
-int shmemi_usable_cpus(void);
 /* Call after making the condition of w's sleepers true: wakes them all (a system call only
  * when one sleeps). */
 void shmemi_wake_shared(shmemi_wake_word_t *w);

@@ -106,6 +106,11 @@ void shmemi_ucx_stop_thread(ucx_state_t *st);
 /* Waits for req (NULL: done already) while progressing; frees it.  what and pe name the
  * operation in an error (pe -1: every PE). */
 int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int pe);
+/* One poll of a wait: asked under st->lock, right after the worker was progressed. */
+typedef int (*shmemi_ucx_done_fn)(ucx_state_t *st, void *arg);
+/* Polls until done says so (1), or the job failed (an error).  After a few polls it yields
+ * the CPU at each one: the PE that must answer may need this core. */
+int shmemi_ucx_poll_until(ucx_state_t *st, shmemi_ucx_done_fn done, void *arg);
 /* Waits until *state (written under st->lock by a handler) is `until`, while progressing.
  * An error when the job failed first. */
 int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until);

@@ -7,7 +7,6 @@
  * signal is therefore seen in that order, and a FLUSH answered means that everything sent
  * to that PE before it is in place: quiet sends one to every PE written since the last
  * quiet and waits for the answers. */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,24 +39,33 @@ static int am_send(ucx_state_t *st, int pe, const shmemi_am_header_t *h, const v
     return shmemi_ucx_wait(st, req, what, pe);
 }
 
+typedef struct {
+    uint8_t op;
+    int pe;
+    void *dst;
+    size_t len;
+    uint64_t token;
+} slot_request_t;
+
+/* Under st->lock: takes a free slot for the request, if there is one. */
+static int slot_taken(ucx_state_t *st, void *arg)
+{
+    slot_request_t *r = arg;
+    r->token = shmemi_am_pending_take(&st->pending, r->op, r->pe, r->dst, r->len);
+    return r->token != 0;
+}
+
 /* A request slot for op to pe (its token).  When all are in use (many threads with
  * requests in flight), progresses until one of them is answered. */
 static int take_slot(ucx_state_t *st, uint8_t op, int pe, void *dst, size_t len, uint64_t *token)
 {
-    for (unsigned tries = 1;; tries++) {
-        pthread_mutex_lock(&st->lock);
-        *token = shmemi_am_pending_take(&st->pending, op, pe, dst, len);
-        pthread_mutex_unlock(&st->lock);
-        if (*token)
-            return ACLSHMEM_SUCCESS;
-        shmemi_ucx_progress(st->inst);
-        sched_yield();
-        if (tries % 256 == 0) {
-            int alive = st->host->check_alive(st->inst);
-            if (alive != ACLSHMEM_SUCCESS)
-                return alive;
-        }
-    }
+    slot_request_t r = {op, pe, dst, len, 0};
+    pthread_mutex_lock(&st->lock);
+    int taken = slot_taken(st, &r);
+    pthread_mutex_unlock(&st->lock);
+    int rc = taken ? ACLSHMEM_SUCCESS : shmemi_ucx_poll_until(st, slot_taken, &r);
+    *token = r.token;
+    return rc;
 }
 
 static void release_slot(ucx_state_t *st, uint64_t token)

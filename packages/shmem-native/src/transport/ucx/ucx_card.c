@@ -135,11 +135,8 @@ static int check_plane_fields(ucx_state_t *st, int pe, const ucx_card_header_t *
     return ACLSHMEM_SUCCESS;
 }
 
-static int check_hosts(ucx_state_t *st, int pe, const card_view_t *v)
+static int check_host_families(ucx_state_t *st, int pe, const card_view_t *v)
 {
-    if (v->h.n_host_addrs > UCX_GUARD_MAX_HOST_ADDRS)
-        return UCX_FAIL(st, ACLSHMEM_BOOTSTRAP_ERROR, "PE %d sent a UCX card with %u node addresses (at most %d)",
-                        pe, v->h.n_host_addrs, UCX_GUARD_MAX_HOST_ADDRS);
     for (uint32_t i = 0; i < v->h.n_host_addrs; i++) {
         ucx_host_addr_t a;
         memcpy(&a, &v->hosts[i], sizeof(a));
@@ -159,7 +156,8 @@ static int read_card(ucx_state_t *st, int pe, const uint8_t *card, uint64_t card
     memcpy(&v->h, card, sizeof(v->h));
     SHMEMI_TRY(check_plane_fields(st, pe, &v->h));
     if (v->h.n_host_addrs > UCX_GUARD_MAX_HOST_ADDRS)
-        return check_hosts(st, pe, v);
+        return UCX_FAIL(st, ACLSHMEM_BOOTSTRAP_ERROR, "PE %d sent a UCX card with %u node addresses (at most %d)",
+                        pe, v->h.n_host_addrs, UCX_GUARD_MAX_HOST_ADDRS);
     uint64_t need = sizeof(v->h) + (uint64_t)v->h.addr_len + (uint64_t)v->h.n_host_addrs * sizeof(ucx_host_addr_t);
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         need += v->h.rkey_len[s];
@@ -175,7 +173,7 @@ static int read_card(ucx_state_t *st, int pe, const uint8_t *card, uint64_t card
         p += v->h.rkey_len[s];
     }
     v->hosts = (const ucx_host_addr_t *)(const void *)p;
-    return check_hosts(st, pe, v);
+    return check_host_families(st, pe, v);
 }
 
 /* ---- endpoints -------------------------------------------------------------------------------- */

@@ -50,12 +50,7 @@ int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what,
                           ucs_status_string(status));
 }
 
-/* One poll of a wait: progresses the worker under the lock and asks done(arg) there. */
-typedef int (*ucx_done_fn)(ucx_state_t *st, void *arg);
-
-/* Polls until done says so (1), or the job failed (an error).  After SPIN_POLLS polls it
- * yields the CPU at each one: the PE that must answer may need this core. */
-static int poll_until(ucx_state_t *st, ucx_done_fn done, void *arg)
+int shmemi_ucx_poll_until(ucx_state_t *st, shmemi_ucx_done_fn done, void *arg)
 {
     for (unsigned polls = 1;; polls++) {
         atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
@@ -97,7 +92,7 @@ int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int
     if (UCS_PTR_IS_ERR(req))
         return shmemi_ucx_op_failed(st, UCS_PTR_STATUS(req), what, pe);
     request_wait_t w = {.req = req, .status = UCS_INPROGRESS};
-    int rc = poll_until(st, request_done, &w);
+    int rc = shmemi_ucx_poll_until(st, request_done, &w);
     /* Also when the job failed: UCX releases the request once it completes (with an error,
      * as the peer is gone). */
     pthread_mutex_lock(&st->lock);
@@ -123,7 +118,7 @@ static int state_reached(ucx_state_t *st, void *arg)
 int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until)
 {
     state_wait_t w = {state, until};
-    return poll_until(st, state_reached, &w);
+    return shmemi_ucx_poll_until(st, state_reached, &w);
 }
 
 /* ---- the progress thread -------------------------------------------------------------------- */

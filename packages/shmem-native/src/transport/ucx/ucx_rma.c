@@ -127,17 +127,22 @@ static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h r
     }
 }
 
-static int ucx_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
-                   uint64_t *fetched)
+/* UCX's own fence: later operations on the worker are applied after earlier ones.  pe names
+ * the PE in an error (-1: every PE). */
+static int fence_worker(ucx_state_t *st, int pe)
 {
-    ucx_state_t *st = ucx_state(inst);
-    ucx_peer_t *peer = peer_of(inst, pe);
-    /* Ordered after every earlier put to pe (put-with-signal: data before the signal). */
     pthread_mutex_lock(&st->lock);
     ucs_status_t status = ucp_worker_fence(st->worker);
     pthread_mutex_unlock(&st->lock);
-    if (status != UCS_OK)
-        return shmemi_ucx_op_failed(st, status, "a fence", pe);
+    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, status, "a fence", pe);
+}
+
+static int ucx_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
+                   uint64_t *fetched)
+{
+    ucx_peer_t *peer = peer_of(inst, pe);
+    /* Ordered after every earlier put to pe (put-with-signal: data before the signal). */
+    SHMEMI_TRY(fence_worker(ucx_state(inst), pe));
     uint64_t raddr = peer->base[seg] + offset;
     int integer_word = (a->width == 4 || a->width == 8) && (a->op != SHMEMI_AMO_ADD || a->kind == SHMEMI_AMO_INT);
     return integer_word ? native_amo(inst, pe, raddr, peer->rkey[seg], a, fetched)
@@ -161,14 +166,9 @@ static int ucx_quiet(shmemi_instance_t *inst)
     return shmemi_ucx_wait(st, req, "quiet (a flush)", -1);
 }
 
-/* UCX's own fence: later operations on the worker are applied after earlier ones. */
 static int ucx_fence(shmemi_instance_t *inst)
 {
-    ucx_state_t *st = ucx_state(inst);
-    pthread_mutex_lock(&st->lock);
-    ucs_status_t status = ucp_worker_fence(st->worker);
-    pthread_mutex_unlock(&st->lock);
-    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, status, "a fence", -1);
+    return fence_worker(ucx_state(inst), -1);
 }
 
 static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
