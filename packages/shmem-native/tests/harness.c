@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -427,6 +429,20 @@ static void check_leaks(void)
     if (__lsan_do_recoverable_leak_check() != 0)
         harness_report(__FILE__, __LINE__, "LeakSanitizer found leaks (its report is above)");
 #endif
+}
+
+void harness_drop_ptrace_capability(void)
+{
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &head, data) != 0)
+        return;
+    uint32_t bit = 1u << (CAP_SYS_PTRACE % 32);
+    data[CAP_SYS_PTRACE / 32].effective &= ~bit;
+    data[CAP_SYS_PTRACE / 32].permitted &= ~bit;
+    data[CAP_SYS_PTRACE / 32].inheritable &= ~bit;
+    if (syscall(SYS_capset, &head, data) != 0)
+        harness_log("cannot drop CAP_SYS_PTRACE: the hand-off cases may not see the socket used");
 }
 
 /* ---- the parent side -------------------------------------------------------------- */

@@ -70,6 +70,12 @@ int harness_send(int to, int type, const void *data, size_t len);
 int harness_recv(int type, int from, void *data, size_t max, int timeout_ms);
 /* A barrier over all children of the run. */
 void harness_sync(void);
+/* Drops CAP_SYS_PTRACE from every set of the calling PE.  A PE that is then not dumpable
+ * (prctl PR_SET_DUMPABLE 0) keeps its /proc/<pid>/fd from its peers, which must fetch its
+ * memory files over its hand-off socket; root passes the dumpable check anyway with
+ * CAP_SYS_PTRACE, and the kernel also refuses a reader whose effective capabilities are not
+ * a superset of the target's permitted ones, so every PE of such a case drops it. */
+void harness_drop_ptrace_capability(void);
 /* Everyone contributes len bytes (len * n_pes <= 4096); all[] gets them in PE order. */
 void harness_allgather(const void *mine, size_t len, void *all);
 /* PE 0 broadcasts len bytes (<= HARNESS_MSG_MAX). */

@@ -10,12 +10,10 @@
  * (K over the hand-off socket)".
  */
 #define _GNU_SOURCE
-#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -75,27 +73,11 @@ static int t_via_proc(int me, int n)
 }
 
 /* ---- the hand-off socket ----------------------------------------------------------------------
- * A process that is not dumpable keeps its /proc/<pid>/fd from other processes of its user;
- * root passes anyway with CAP_SYS_PTRACE, so every PE drops it first (a no-op for others):
- * from its permitted set too, since the kernel also refuses a reader whose effective
- * capabilities are not a superset of the target's permitted ones. */
-static void drop_ptrace_capability(void)
-{
-    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-    struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &head, data) != 0)
-        return;
-    uint32_t bit = 1u << (CAP_SYS_PTRACE % 32);
-    data[CAP_SYS_PTRACE / 32].effective &= ~bit;
-    data[CAP_SYS_PTRACE / 32].permitted &= ~bit;
-    data[CAP_SYS_PTRACE / 32].inheritable &= ~bit;
-    if (syscall(SYS_capset, &head, data) != 0)
-        harness_log("cannot drop CAP_SYS_PTRACE: the hand-off cases may not see the socket used");
-}
-
+ * A process that is not dumpable keeps its /proc/<pid>/fd from other processes of its user
+ * (see harness_drop_ptrace_capability). */
 static int t_no_proc(int me, int n)
 {
-    drop_ptrace_capability();
+    harness_drop_ptrace_capability();
     EXPECT_EQ(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
     init_expecting(n, n - 1);
     all_pairs_check(me, n);
@@ -107,7 +89,7 @@ static int t_no_proc(int me, int n)
 /* Only PE 1 hides its files: the others ask it over its socket, it opens theirs. */
 static int t_one_without_proc(int me, int n)
 {
-    drop_ptrace_capability(); /* on every PE, so that their capabilities stay alike */
+    harness_drop_ptrace_capability(); /* on every PE, so that their capabilities stay alike */
     if (me == 1)
         EXPECT_EQ(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
     init_expecting(n, me == 1 ? 0 : 1);
