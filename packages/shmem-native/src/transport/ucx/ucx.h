@@ -14,7 +14,7 @@
  * connect to them (ucx_guard.c): UCX's TCP transport trusts whoever connects.
  *
  * ucx_conn.c sets up and tears down (context, worker, cards, endpoints); ucx_progress.c
- * moves the worker on (the progress thread, waits for requests).
+ * moves the worker on (the progress thread, waits for requests) and words UCX's failures.
  *
  * Threads: every UCP call goes through one worker, called by the application's threads,
  * kernel blocks, stream workers and the progress thread; the worker is created SERIALIZED
@@ -85,7 +85,6 @@ extern const shmemi_transport_ops_t shmemi_ucx_am_ops;
 /* ucx_conn.c */
 int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host);
 void shmemi_ucx_stop(shmemi_instance_t *inst);
-int shmemi_ucx_fail(ucx_state_t *st, ucs_status_t status, const char *what);
 
 /* ucx_card.c: the exchange of what each PE tells the others (worker address, plane,
  * capability or remote keys, its host's addresses), then the endpoints.  Collective. */
@@ -114,6 +113,8 @@ int shmemi_ucx_poll_until(ucx_state_t *st, shmemi_ucx_done_fn done, void *arg);
 /* Waits until *state (written under st->lock by a handler) is `until`, while progressing.
  * An error when the job failed first. */
 int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until);
+/* A UCX call of set-up or tear-down failed: the error, naming what. */
+int shmemi_ucx_fail(ucx_state_t *st, ucs_status_t status, const char *what);
 /* An operation failed with status: the error, or "PE n died" when that is the cause. */
 int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what, int pe);
 

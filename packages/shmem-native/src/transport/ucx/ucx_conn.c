@@ -14,12 +14,6 @@
  * packets leave from addresses it does not own, e.g. behind NAT). */
 #define UCX_FILTER_ENV "SHMEM_UCX_FILTER"
 
-int shmemi_ucx_fail(ucx_state_t *st, ucs_status_t status, const char *what)
-{
-    return st->host->fail(ACLSHMEM_INNER_ERROR, "PE %d: UCX %s failed: %s", st->inst->my_pe, what,
-                          ucs_status_string(status));
-}
-
 /* ---- the data plane ------------------------------------------------------------------------ */
 
 /* UCX_TLS names only transports that do RMA in hardware (InfiniBand/RoCE: rc, dc, ud and

@@ -38,6 +38,12 @@ void shmemi_ucx_progress(shmemi_instance_t *inst)
         st->host->wake_local(inst); /* other threads of this PE may sleep on the doorbell */
 }
 
+int shmemi_ucx_fail(ucx_state_t *st, ucs_status_t status, const char *what)
+{
+    return st->host->fail(ACLSHMEM_INNER_ERROR, "PE %d: UCX %s failed: %s", st->inst->my_pe, what,
+                          ucs_status_string(status));
+}
+
 int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what, int pe)
 {
     int alive = st->host->check_alive(st->inst); /* "PE n died" says more than UCX's status */
