@@ -109,19 +109,19 @@ def test_registered_without_init():
 
 
 def test_pool_size_variables_take_shmem_sizes(monkeypatch):
-    """SHMEM_TORCH_POOL_SIZE / SHMEM_TORCH_CHUNK_SIZE go through shmem's one size parser;
-    a bad value is an AclshmemInvalid naming the variable."""
+    """SHMEM_TORCH_POOL_SIZE / SHMEM_TORCH_CHUNK_SIZE (and the staging area's size) go
+    through shmem's one size parser; a bad value is an AclshmemInvalid naming the variable."""
     from shmem.core import AclshmemInvalid
-    from shmem_torch import backend
+    from shmem_torch import staging
 
     for text in ("64M", "64 MiB", "67108864"):
         monkeypatch.setenv("SHMEM_TORCH_POOL_SIZE", text)
-        assert backend._size_env("SHMEM_TORCH_POOL_SIZE", 1) == 64 << 20
+        assert staging.size_env("SHMEM_TORCH_POOL_SIZE", 1) == 64 << 20
     monkeypatch.setenv("SHMEM_TORCH_POOL_SIZE", "")
-    assert backend._size_env("SHMEM_TORCH_POOL_SIZE", 123) == 123
+    assert staging.size_env("SHMEM_TORCH_POOL_SIZE", 123) == 123
     for text, message in (("lots", "not a size"), ("1.5", "not a whole number of bytes"),
                           ("0", "must be a positive size"), ("1" * 40, "too large"),
                           ("64G", "more than the largest symmetric heap")):
         monkeypatch.setenv("SHMEM_TORCH_CHUNK_SIZE", text)
         with pytest.raises(AclshmemInvalid, match=f"SHMEM_TORCH_CHUNK_SIZE.*{message}"):
-            backend._size_env("SHMEM_TORCH_CHUNK_SIZE", 1)
+            staging.size_env("SHMEM_TORCH_CHUNK_SIZE", 1)

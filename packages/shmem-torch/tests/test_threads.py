@@ -1,6 +1,6 @@
 """The collectives' thread policy (thread_checks.py), on 2 PEs: the caller's torch thread
 setting and grad mode are unchanged after every collective (also after a failure), the
-reductions use min(user's threads, cores / PEs of the node) threads unless
+collectives' own torch work uses min(user's threads, cores / PEs of the node) threads unless
 ``COMPUTE_THREADS`` says otherwise, and results do not depend on the thread count."""
 
 import pytest

@@ -572,21 +572,12 @@ def all_reduce_two_shot_sizes():
 
 
 @check("world")
-def all_reduce_every_algorithm():
-    """The same cases through one-shot, slice-push and two-shot (forced by the tunables)."""
-    from shmem_torch import collectives as C
-
-    saved = (C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM, C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES)
-    try:
-        for one_shot, algo in ((1 << 40, "slice-push"), (0, "slice-push"), (0, "two-shot")):
-            C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM = one_shot, algo
-            C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES = 4096, 1000  # many blocks and chunks
-            for dtype in (torch.float32, torch.int16, torch.bfloat16, torch.bool):
-                for op in valid_ops(dtype):
-                    for numel in (1, 5, 2047, 30011):
-                        _all_reduce_case(f"alg-{algo}", numel, dtype, op)
-    finally:
-        C.ONE_SHOT_MAX_BYTES, C.LARGE_ALGORITHM, C.TWO_SHOT_BLOCK_BYTES, C.CHUNK_BYTES = saved
+def all_reduce_sizes_between_chunks():
+    """Sizes that leave the PEs' shares of the engine's work uneven or empty."""
+    for dtype in (torch.float32, torch.int16, torch.bfloat16, torch.bool):
+        for op in valid_ops(dtype):
+            for numel in (1, 5, 2047, 30011):
+                _all_reduce_case("odd-sizes", numel, dtype, op)
 
 
 @check("world")
@@ -869,44 +860,40 @@ def odd_pe_count_collectives():
 
 
 @check("three")
-def collectives_through_library_rma():
-    """The path for PEs on another node (get/put instead of loads/stores), forced."""
+def collectives_with_ordinary_operands():
+    """Every collective with one side an ordinary tensor (through the staging area), sizes
+    larger than the area (several chunks), on an odd number of PEs."""
     import shmem_torch as st
-    from shmem_torch import collectives as C
 
     rank, n = me(), npes()
-    C._force_rma = True
-    try:
-        for dtype, op in ((torch.float32, "sum"), (torch.int32, "max"), (torch.float16, "avg")):
-            for numel in (3, 4099, 300001):
-                _all_reduce_case("rma", numel, dtype, op)
-        k = 1001
-        inp = st.empty(n * k, dtype=torch.int64)
-        inp.copy_(data("rma-rs", rank, n * k, torch.int64))
-        out = torch.empty(k, dtype=torch.int64)
-        st.reduce_scatter(out, inp, op="sum")
-        full = reduce_ref([data("rma-rs", i, n * k, torch.int64) for i in range(n)], "sum")
-        assert_same(out, full[rank * k:(rank + 1) * k], "reduce_scatter over rma")
-        sym = st.empty(n * k, dtype=torch.int64)
-        st.all_gather(sym, torch.full((k,), rank, dtype=torch.int64))
-        assert torch.equal(sym, torch.arange(n).repeat_interleave(k))
-        mine = st.full((k,), rank, dtype=torch.int64)
-        local = torch.empty(n * k, dtype=torch.int64)
-        st.all_gather(local, mine)
-        assert torch.equal(local, torch.arange(n).repeat_interleave(k))
-        st.aclshmem_free_tensor(mine)
-        inp.fill_(rank)
-        st.broadcast(inp, root=1)
-        assert bool((inp == 1).all())
-        inp.copy_(torch.arange(n * k) + 10000 * rank)
-        st.all_to_all(local, inp)
-        assert torch.equal(local, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
-        st.all_to_all(sym, torch.arange(n * k) + 10000 * rank)
-        assert torch.equal(sym, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
-        st.aclshmem_free_tensor(sym)
-        st.aclshmem_free_tensor(inp)
-    finally:
-        C._force_rma = False
+    for dtype, op in ((torch.float32, "sum"), (torch.int32, "max"), (torch.float16, "avg")):
+        for numel in (3, 4099, 300001):
+            _all_reduce_case("rma", numel, dtype, op)
+    k = 100_001  # 800 KB per PE: several chunks of the 1 MiB staging area
+    inp = st.empty(n * k, dtype=torch.int64)
+    inp.copy_(data("rma-rs", rank, n * k, torch.int64))
+    out = torch.empty(k, dtype=torch.int64)
+    st.reduce_scatter(out, inp, op="sum")
+    full = reduce_ref([data("rma-rs", i, n * k, torch.int64) for i in range(n)], "sum")
+    assert_same(out, full[rank * k:(rank + 1) * k], "reduce_scatter into an ordinary tensor")
+    sym = st.empty(n * k, dtype=torch.int64)
+    st.all_gather(sym, torch.full((k,), rank, dtype=torch.int64))
+    assert torch.equal(sym, torch.arange(n).repeat_interleave(k))
+    mine = st.full((k,), rank, dtype=torch.int64)
+    local = torch.empty(n * k, dtype=torch.int64)
+    st.all_gather(local, mine)
+    assert torch.equal(local, torch.arange(n).repeat_interleave(k))
+    st.aclshmem_free_tensor(mine)
+    inp.fill_(rank)
+    st.broadcast(inp, root=1)
+    assert bool((inp == 1).all())
+    inp.copy_(torch.arange(n * k) + 10000 * rank)
+    st.all_to_all(local, inp)
+    assert torch.equal(local, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
+    st.all_to_all(sym, torch.arange(n * k) + 10000 * rank)
+    assert torch.equal(sym, torch.cat([torch.arange(rank * k, (rank + 1) * k) + 10000 * j for j in range(n)]))
+    st.aclshmem_free_tensor(sym)
+    st.aclshmem_free_tensor(inp)
 
 
 # ---------------------------------------------------------------------------

@@ -110,11 +110,7 @@ def _(token, team):
 
 
 def _op(op):
-    if isinstance(op, str):
-        name = _c._OP_ALIASES.get(op.lower())
-        if name is not None:
-            return name
-    return _c._op_name(op)
+    return _c.op_name(op)
 
 
 def _compiling():

@@ -216,7 +216,7 @@ class _Allocation:
     """One symmetric allocation made by this module."""
 
     __slots__ = ("buffer", "base", "nbytes", "instance_id", "tensor_ref", "storage_key", "peers", "pieces",
-                 "plans", "freed", "__weakref__")
+                 "freed", "__weakref__")
 
     def __init__(self, buffer, nbytes, instance_id):
         self.buffer = buffer
@@ -227,7 +227,6 @@ class _Allocation:
         self.storage_key = None  # identity of the storage every tensor of the allocation shares
         self.peers = {}  # world PE -> flat uint8 tensor over that PE's copy (None: not mapped)
         self.pieces = []  # tensors with storages of their own (misaligned peer views)
-        self.plans = {}  # the collectives' per-tensor peer views (shmem_torch.collectives._peer_list)
         self.freed = False
 
     def alive(self):
@@ -241,7 +240,6 @@ class _Allocation:
                 _refuse_writes(flat)
         self.peers.clear()
         self.pieces.clear()
-        self.plans.clear()
 
     def peer_flat(self, pe):
         """A flat uint8 tensor over PE ``pe``'s copy of the whole allocation, or None when
@@ -386,6 +384,8 @@ def aclshmem_create_tensor(shape, dtype=torch.float32, device_id=0):
     numel = math.prod(dims)
     itemsize = torch.empty((), dtype=dtype).element_size()
     nbytes = numel * itemsize
+    for first, _ in _allocation_hooks:
+        first(active_instance())
     buf = core.align(_ALIGNMENT, max(nbytes, 1))  # collective; a 0-element tensor still takes a slot
     try:
         alloc = _Allocation(buf, nbytes, active_instance())
@@ -575,8 +575,23 @@ def finalize_warning(count, instance_id):
         AclshmemWarning, stacklevel=3)
 
 
+_allocation_hooks = []  # (before_allocation, before_release) pairs
+
+
+def register_allocation_hook(before_allocation, before_release):
+    """Registers ``before_allocation(instance_id)``, called on every PE before each symmetric
+    tensor is allocated (so the hook may allocate symmetric memory of its own, collectively,
+    at the same moment on every PE), and ``before_release(instance_id)``, called before the
+    tensors still allocated are counted and released at finalize (so the hook may free its
+    own without a warning)."""
+    if (before_allocation, before_release) not in _allocation_hooks:
+        _allocation_hooks.append((before_allocation, before_release))
+
+
 def _detach_before_finalize(instance_id):
     """Finalize unmaps the heaps: tensors still pointing there must raise, not crash."""
+    for _, release in list(_allocation_hooks):
+        release(instance_id)
     count = release_instance(instance_id)
     if count:
         finalize_warning(count, instance_id)

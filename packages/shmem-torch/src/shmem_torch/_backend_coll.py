@@ -1,0 +1,336 @@
+"""The torch.distributed backend's collectives on the library's engine (``_engine``).
+
+Each function serves one kind of call of the process group, on the group's team, after
+the ranks agreed on the call (``Runtime.agree``; ``SHMEM_TORCH_CHECK=0`` leaves it out for
+all_reduce, broadcast, all_gather_into_tensor and reduce_scatter_tensor).  A tensor that is
+symmetric on every rank is used in place (zero-copy); otherwise the tensors pass through
+the staging area of the pool, a chunk at a time, and every rank makes the same engine
+calls.  Collectives that the engine has no call for are made of the ones it has: reduce
+is an all-reduce of which the root keeps the result, gather an all-gather, scatter a
+broadcast of the root's pieces, and all_to_all with uneven pieces first collects every
+rank's sizes and then moves the pieces in rounds of equal blocks.
+"""
+
+import ctypes
+
+import torch
+import torch.distributed as dist
+
+from shmem.core import AclshmemInvalid
+
+from . import _engine
+from ._backend_runtime import ALIGN, sym
+
+__all__ = ["Contig", "as_bytes", "op_of", "all_reduce", "broadcast", "reduce", "all_gather_rows",
+           "all_gather_single", "reduce_scatter_rows", "reduce_scatter_single", "gather", "scatter", "all_to_all"]
+
+_RED = {
+    dist.ReduceOp.RedOpType.SUM: "sum",
+    dist.ReduceOp.RedOpType.AVG: "avg",
+    dist.ReduceOp.RedOpType.PRODUCT: "prod",
+    dist.ReduceOp.RedOpType.MIN: "min",
+    dist.ReduceOp.RedOpType.MAX: "max",
+    dist.ReduceOp.RedOpType.BAND: "band",
+    dist.ReduceOp.RedOpType.BOR: "bor",
+    dist.ReduceOp.RedOpType.BXOR: "bxor",
+}
+
+
+def op_of(redop, call, dtype):
+    """The backend's name of a torch.distributed ReduceOp, checked against ``dtype``."""
+    key = getattr(redop, "op", redop)
+    name = _RED.get(key)
+    if name is None:
+        raise AclshmemInvalid(f"shmem backend: {call} does not support {key} (supported: SUM, AVG, PRODUCT, MIN, "
+                              "MAX, and BAND/BOR/BXOR for integer and bool tensors)")
+    try:
+        _engine.reduction(name, dtype)
+    except AclshmemInvalid as exc:
+        raise AclshmemInvalid(f"shmem backend: {call} with ReduceOp.{key.name}: {exc}") from None
+    return name
+
+
+class Contig:
+    """A contiguous stand-in of a tensor (itself when contiguous) written back on close."""
+
+    __slots__ = ("t", "c", "write")
+
+    def __init__(self, t, write):
+        self.t = t
+        self.c = t if t.is_contiguous() else t.contiguous()
+        self.write = write and self.c is not t
+
+    def close(self):
+        if self.write:
+            with torch.no_grad():
+                self.t.copy_(self.c)
+
+
+def as_bytes(t):
+    """A flat uint8 view of a contiguous tensor."""
+    flat = t.reshape(-1)
+    if flat.dtype == torch.uint8:
+        return flat
+    if flat.numel() == 0:
+        return torch.empty(0, dtype=torch.uint8)
+    return flat.view(torch.uint8)
+
+
+def _copy(dst, src):
+    """dst <- src, 1-D tensors of the same length and dtype (libc's memmove when both are
+    contiguous: no per-element dispatch, no threads)."""
+    n = dst.numel()
+    if n == 0:
+        return
+    if dst.is_contiguous() and src.is_contiguous():
+        ctypes.memmove(dst.data_ptr(), src.data_ptr(), n * dst.element_size())
+    else:
+        dst.copy_(src)
+
+
+def _chunks(total, step):
+    for s in range(0, total, step):
+        yield s, min(s + step, total)
+
+
+# ---------------------------------------------------------------------------
+# all_reduce, broadcast, reduce
+# ---------------------------------------------------------------------------
+
+
+def all_reduce(rt, team, t, op, call):
+    if team.n == 1:
+        return
+    red = _engine.reduction(op, t.dtype)
+    zc = sym(t)
+    if rt.check:
+        zc = rt.agree(team, call, "all_reduce", t.dtype, t.numel(), op, zc=zc)
+    if t.numel() == 0:
+        return
+    if zc:
+        _engine.reduce(team.id, red, t.data_ptr(), t.data_ptr(), t.numel())
+        return
+    c = Contig(t, write=True)
+    flat = c.c.view(-1)
+    item = t.element_size()
+    for s, e in _chunks(flat.numel(), rt.stage_chunk() // item):
+        buf = rt.area.view(0, (e - s) * item, t.dtype)
+        _copy(buf, flat[s:e])
+        _engine.reduce(team.id, red, buf.data_ptr(), buf.data_ptr(), e - s)
+        _copy(flat[s:e], buf)
+    c.close()
+
+
+def broadcast(rt, team, t, root, call):
+    if team.n == 1:
+        return
+    zc = sym(t)
+    if rt.check:
+        zc = rt.agree(team, call, "broadcast", t.dtype, t.numel(), root=root, zc=zc)
+    if t.numel() == 0:
+        return
+    if zc:
+        nbytes = t.numel() * t.element_size()
+        _engine.broadcast(team.id, t.data_ptr(), t.data_ptr(), nbytes, root)
+        return
+    c = Contig(t, write=team.me != root)
+    data = as_bytes(c.c)
+    for s, e in _chunks(data.numel(), rt.stage_chunk()):
+        buf = rt.area.view(0, e - s)
+        if team.me == root:
+            _copy(buf, data[s:e])
+        _engine.broadcast(team.id, buf.data_ptr(), buf.data_ptr(), e - s, root)
+        if team.me != root:
+            _copy(data[s:e], buf)
+    c.close()
+
+
+def reduce(rt, team, t, op, root, call):
+    """The all-reduce of every rank's t in the staging area; the root keeps the result."""
+    if team.n == 1:
+        return
+    red = _engine.reduction(op, t.dtype)
+    rt.agree(team, call, "reduce", t.dtype, t.numel(), op, root=root)
+    if t.numel() == 0:
+        return
+    c = Contig(t, write=team.me == root)
+    flat = c.c.view(-1)
+    item = t.element_size()
+    for s, e in _chunks(flat.numel(), rt.stage_chunk() // item):
+        buf = rt.area.view(0, (e - s) * item, t.dtype)
+        _copy(buf, flat[s:e])
+        _engine.reduce(team.id, red, buf.data_ptr(), buf.data_ptr(), e - s)
+        if team.me == root:
+            _copy(flat[s:e], buf)
+    c.close()
+
+
+# ---------------------------------------------------------------------------
+# all_gather, gather, reduce_scatter, scatter
+# ---------------------------------------------------------------------------
+
+
+def _gather_chunks(rt, team, data, each):
+    """fcollect of every rank's bytes ``data`` (k on each) through the staging area;
+    each(s, e, block) is called per chunk [s, e) with a function block(j) giving rank j's
+    bytes of the chunk."""
+    n, me = team.n, team.me
+    for s, e in _chunks(data.numel(), rt.stage_chunk(n)):
+        w = e - s
+        dst = rt.area.view(0, n * w)
+        src = dst[me * w:(me + 1) * w]
+        _copy(src, data[s:e])
+        _engine.fcollect(team.id, dst.data_ptr(), src.data_ptr(), w)
+        each(s, e, lambda j: dst[j * w:(j + 1) * w])
+
+
+def all_gather_rows(rt, team, outs, inp):
+    """outs[j] <- the input of rank j, through the staging area."""
+    data = as_bytes(inp.contiguous())
+    outs_c = [Contig(o, write=True) for o in outs]
+    out_bytes = [as_bytes(c.c) for c in outs_c]
+
+    def each(s, e, block):
+        for j, ob in enumerate(out_bytes):
+            _copy(ob[s:e], block(j))
+
+    _gather_chunks(rt, team, data, each)
+    for c in outs_c:
+        c.close()
+
+
+def all_gather_single(rt, team, output, input, call):
+    zc = sym(output)
+    if rt.check:
+        zc = rt.agree(team, call, "all_gather_into_tensor", input.dtype, input.numel(), zc=zc)
+    if input.numel() == 0:
+        return
+    if zc:
+        k = input.numel() * input.element_size()
+        mine = as_bytes(output)[team.me * k:(team.me + 1) * k]
+        if mine.data_ptr() != input.data_ptr() or not input.is_contiguous():
+            _copy(mine, as_bytes(input.contiguous()))
+        _engine.fcollect(team.id, output.data_ptr(), mine.data_ptr(), k)
+        return
+    oc = Contig(output, write=True)
+    all_gather_rows(rt, team, list(oc.c.view(team.n, -1)), input)
+    oc.close()
+
+
+def gather(rt, team, inp, outs, root, call):
+    """outs (root only) <- every rank's inp: an all-gather of which the root keeps the rows."""
+    rt.agree(team, call, "gather", inp.dtype, inp.numel(), root=root)
+    outs_c = [Contig(o, write=True) for o in outs]
+    out_bytes = [as_bytes(c.c) for c in outs_c]
+
+    def each(s, e, block):
+        for j, ob in enumerate(out_bytes):
+            _copy(ob[s:e], block(j))
+
+    _gather_chunks(rt, team, as_bytes(inp.contiguous()), each)
+    for c in outs_c:
+        c.close()
+
+
+def reduce_scatter_rows(rt, team, out, rows, op):
+    """out <- the reduction over the ranks of their rows[me] (rows: n tensors of out's size)."""
+    n = team.n
+    red = _engine.reduction(op, out.dtype)
+    oc = Contig(out, write=True)
+    flat_out = oc.c.view(-1)
+    flat_rows = [r.reshape(-1) for r in rows]
+    item = out.element_size()
+    for s, e in _chunks(flat_out.numel(), rt.stage_chunk(n + 1) // item):
+        w = e - s
+        src = rt.area.view(0, n * w * item, out.dtype)
+        for j in range(n):
+            _copy(src[j * w:(j + 1) * w], flat_rows[j][s:e])
+        dst = rt.area.view(n * w * item, w * item, out.dtype)
+        _engine.reducescatter(team.id, red, dst.data_ptr(), src.data_ptr(), w)
+        _copy(flat_out[s:e], dst)
+    oc.close()
+
+
+def reduce_scatter_single(rt, team, output, input, op, call):
+    zc = sym(output) and sym(input) and not _overlap(output, input)
+    if rt.check:
+        zc = rt.agree(team, call, "reduce_scatter_tensor", output.dtype, output.numel(), op, zc=zc)
+    if output.numel() == 0:
+        return
+    if zc:
+        red = _engine.reduction(op, output.dtype)
+        _engine.reducescatter(team.id, red, output.data_ptr(), input.data_ptr(), output.numel())
+        return
+    ic = input if input.is_contiguous() else input.contiguous()
+    reduce_scatter_rows(rt, team, output, list(ic.view(team.n, -1)), op)
+
+
+def _overlap(a, b):
+    a0, a1 = a.data_ptr(), a.data_ptr() + a.numel() * a.element_size()
+    b0, b1 = b.data_ptr(), b.data_ptr() + b.numel() * b.element_size()
+    return a0 < b1 and b0 < a1
+
+
+def scatter(rt, team, out, ins, root, call):
+    """out <- piece ``me`` of the root's ins: a broadcast of the root's pieces, a chunk of
+    each at a time."""
+    rt.agree(team, call, "scatter", out.dtype, out.numel(), root=root)
+    n, me = team.n, team.me
+    oc = Contig(out, write=True)
+    ob = as_bytes(oc.c)
+    ib = [as_bytes(t.contiguous()) for t in ins]
+    for s, e in _chunks(ob.numel(), rt.stage_chunk(n)):
+        w = e - s
+        buf = rt.area.view(0, n * w)
+        if me == root:
+            for j in range(n):
+                _copy(buf[j * w:(j + 1) * w], ib[j][s:e])
+        _engine.broadcast(team.id, buf.data_ptr(), buf.data_ptr(), n * w, root)
+        _copy(ob[s:e], buf[me * w:(me + 1) * w])
+    oc.close()
+
+
+# ---------------------------------------------------------------------------
+# all_to_all
+# ---------------------------------------------------------------------------
+
+
+def all_to_all(rt, team, out_parts, in_parts, dtype, call):
+    """out_parts[j] <- in_parts[me] of rank j (contiguous uint8 tensors, sizes that may
+    differ).  The ranks first collect every rank's sizes (so that a size that does not
+    match fails on every rank alike), then move the parts in rounds of equal blocks."""
+    rt.agree(team, call, call, dtype)
+    n = team.n
+    sizes = _collect_sizes(rt, team, [p.numel() for p in in_parts], [p.numel() for p in out_parts])
+    for i in range(n):
+        for j in range(n):
+            sent, room = sizes[i][j], sizes[j][n + i]
+            if sent != room:
+                raise AclshmemInvalid(f"shmem backend: {call}: rank {i} sends {sent} bytes to rank {j}, but "
+                                      f"the output of rank {j} for rank {i} holds {room} bytes")
+    biggest = max(max(row[:n]) for row in sizes)
+    if biggest == 0:
+        return
+    per = max(1, min(biggest, rt.area.nbytes // (2 * n) // ALIGN * ALIGN))
+    for lo in range(0, biggest, per):
+        src = rt.area.view(0, n * per)
+        dst = rt.area.view(n * per, n * per)
+        for j, part in enumerate(in_parts):
+            piece = part[lo:lo + per]
+            _copy(src[j * per:j * per + piece.numel()], piece)
+        _engine.alltoall(team.id, dst.data_ptr(), src.data_ptr(), per)
+        for j, part in enumerate(out_parts):
+            piece = part[lo:lo + per]
+            _copy(piece, dst[j * per:j * per + piece.numel()])
+
+
+def _collect_sizes(rt, team, sends, rooms):
+    """Every rank's [bytes it sends to each rank] + [bytes its output holds from each
+    rank], in team order (an fcollect through the staging area)."""
+    n, me = team.n, team.me
+    row = 2 * n * 8
+    dst = rt.area.view(0, n * row)
+    src = dst[me * row:(me + 1) * row]
+    src.view(torch.int64).copy_(torch.tensor(sends + rooms, dtype=torch.int64))
+    _engine.fcollect(team.id, dst.data_ptr(), src.data_ptr(), row)
+    return dst.view(torch.int64).view(n, 2 * n).tolist()

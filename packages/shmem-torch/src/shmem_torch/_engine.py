@@ -1,0 +1,166 @@
+"""The library's collectives engine (aclshmem/coll.h) for torch tensors: the one module of
+shmem_torch through which collectives reach C.
+
+Everything here works on addresses of symmetric memory and element counts; the callers
+(``collectives`` for shmem_torch's own functions, the backend's process group) decide
+what is symmetric and stage the rest.  A call fails on every PE of the team alike when
+the PEs' calls do not match (the engine compares them), so a mistake is an error, not a
+hang.
+
+Reductions: every torch dtype with CPU arithmetic that the engine has a type for (bool
+as bytes: sum and max are ``or``, prod and min are ``and``), ``avg`` as the engine's sum
+divided afterwards, and the bitwise operations for integers and bool.  Data movement takes
+any dtype (the engine moves bytes).
+"""
+
+import ctypes
+
+import torch
+
+from shmem import _pyshmem
+from shmem.core import AclshmemError, AclshmemInvalid
+
+__all__ = ["Reduction", "reduction", "reduce", "reducescatter", "broadcast", "fcollect", "alltoall", "exchange",
+           "team_size", "EXCHANGE_MAX"]
+
+# The most bytes one PE contributes to exchange (ACLSHMEMX_TEAM_EXCHANGE_MAX).
+EXCHANGE_MAX = 128
+
+# torch dtype -> the element type name of the C functions
+_CTYPE = {
+    torch.int8: "int8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
+    torch.uint8: "uint8", torch.float16: "half", torch.bfloat16: "bfloat16", torch.float32: "float",
+    torch.float64: "double", torch.complex64: "complexf", torch.complex128: "complexd",
+    torch.bool: "uint8",
+}
+for _name, _ctype in (("uint16", "uint16"), ("uint32", "uint32"), ("uint64", "uint64")):
+    if getattr(torch, _name, None) is not None:
+        _CTYPE[getattr(torch, _name)] = _ctype
+
+_INTEGERS = frozenset(dt for dt, ct in _CTYPE.items() if ct.startswith(("int", "uint")) and dt != torch.bool)
+_COMPLEX = frozenset((torch.complex64, torch.complex128))
+
+# operation names (shmem_torch's and the backend's) -> the engine's
+_ARITH = {"sum": "sum", "avg": "sum", "prod": "prod", "min": "min", "max": "max"}
+_BITWISE = {"band": "and", "bor": "or", "bxor": "xor"}
+_BOOL = {"sum": "or", "max": "or", "prod": "and", "min": "and", "band": "and", "bor": "or", "bxor": "xor"}
+
+
+class Reduction:
+    """A checked (operation, dtype) pair: the C function that computes it and whether the
+    result is divided by the team's size afterwards (avg)."""
+
+    __slots__ = ("op", "dtype", "ctype", "cop", "average", "_fns")
+
+    def __init__(self, op, dtype):
+        self.op = op
+        self.dtype = dtype
+        self.average = op == "avg"
+        self.cop = _engine_op(op, dtype)
+        self.ctype = _CTYPE[dtype]
+        self._fns = {}
+
+    def function(self, kind):
+        """The C function of kind "reduce" or "reducescatter"."""
+        fn = self._fns.get(kind)
+        if fn is None:
+            fn = self._fns[kind] = getattr(_pyshmem, f"aclshmem_{self.ctype}_{self.cop}_{kind}")
+        return fn
+
+
+def _engine_op(op, dtype):
+    if dtype == torch.bool:
+        if op == "avg":
+            raise AclshmemInvalid("op 'avg' needs a floating-point or complex dtype, not torch.bool")
+        return _BOOL[op]
+    if dtype not in _CTYPE:
+        raise AclshmemInvalid(f"reductions are not supported for {dtype} (the collectives engine has no "
+                              "arithmetic for it); all_gather, broadcast and all_to_all are")
+    if op in _BITWISE:
+        if dtype not in _INTEGERS:
+            raise AclshmemInvalid(f"op {op.upper()} needs an integer or bool tensor, not {dtype}")
+        return _BITWISE[op]
+    if op == "avg" and dtype in _INTEGERS:
+        raise AclshmemInvalid(f"op 'avg' needs a floating-point or complex dtype, not {dtype} "
+                              "(use 'sum' and divide as you need)")
+    if op in ("min", "max") and dtype in _COMPLEX:
+        raise AclshmemInvalid(f"op '{op}' is not defined for complex tensors ({dtype})")
+    return _ARITH[op]
+
+
+_reductions = {}
+
+
+def reduction(op, dtype):
+    """Reduction(op, dtype), made once per pair (a bad pair raises AclshmemInvalid every time)."""
+    red = _reductions.get((op, dtype))
+    if red is None:
+        red = _reductions[(op, dtype)] = Reduction(op, dtype)
+    return red
+
+
+def _check(api, rc):
+    if rc != _pyshmem.ACLSHMEM_SUCCESS:
+        name = _pyshmem.ERROR_NAMES.get(rc, str(rc))
+        cls = AclshmemInvalid if rc == _pyshmem.ACLSHMEM_INVALID_PARAM else AclshmemError
+        raise cls(f"{api} failed ({name}): {_pyshmem.aclshmemx_get_last_error()}")
+
+
+def team_size(team):
+    return _pyshmem.pe_count() if team == _pyshmem.ACLSHMEM_TEAM_WORLD else _pyshmem.team_n_pes(team)
+
+
+def _average(red, dst, count, team):
+    """dst (count elements of red.dtype at address dst) /= the team's size, for avg."""
+    n = team_size(team)
+    if red.average and n > 1 and count:
+        _as_tensor(dst, count, red.dtype).div_(n)
+
+
+def _as_tensor(addr, count, dtype):
+    """A 1-D tensor over count elements of dtype at addr (memory this PE owns)."""
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    raw = (ctypes.c_uint8 * (count * itemsize)).from_address(addr)
+    return torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
+
+
+def reduce(team, red, dst, src, count):
+    """dst (count elements) on every PE of team <- the reduction of every PE's src; dst
+    may be src."""
+    _check(f"all_reduce ({red.op}, {red.dtype})", red.function("reduce")(team, dst, src, count))
+    _average(red, dst, count, team)
+
+
+def reducescatter(team, red, dst, src, count):
+    """dst (count elements) of team PE i <- the reduction of block i of every PE's src
+    (count elements per PE of the team)."""
+    _check(f"reduce_scatter ({red.op}, {red.dtype})", red.function("reducescatter")(team, dst, src, count))
+    _average(red, dst, count, team)
+
+
+def broadcast(team, dst, src, nbytes, root):
+    _check("broadcast", _pyshmem.aclshmem_broadcastmem(team, dst, src, nbytes, root))
+
+
+def fcollect(team, dst, src, nbytes):
+    """Every PE's nbytes of src, in team order, to dst on every PE (src may be this PE's
+    block of dst)."""
+    _check("all_gather", _pyshmem.aclshmem_fcollectmem(team, dst, src, nbytes))
+
+
+def alltoall(team, dst, src, nbytes):
+    """Block j (nbytes) of src on PE i to block i of dst on PE j."""
+    _check("all_to_all", _pyshmem.aclshmem_alltoallmem(team, dst, src, nbytes))
+
+
+def exchange(team, record):
+    """Collective: every PE of team contributes the bytes ``record`` (at most EXCHANGE_MAX,
+    the same length on every PE); returns every member's record in team order."""
+    size = len(record)
+    n = team_size(team)
+    mine = ctypes.create_string_buffer(bytes(record), max(size, 1))
+    every = ctypes.create_string_buffer(max(size * n, 1))
+    _check("exchange", _pyshmem.aclshmemx_team_exchange(team, ctypes.addressof(mine), size,
+                                                         ctypes.addressof(every)))
+    raw = every.raw
+    return [raw[i * size:(i + 1) * size] for i in range(n)]
