@@ -112,6 +112,25 @@ extern "C" {
 #define _SHMEM_REDUCE_SYNC_SIZE SHMEM_REDUCE_SYNC_SIZE
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
+/* ---- feature tests ------------------------------------------------------------ */
+/* Which of the parts that OpenSHMEM 1.4 and 1.5 added this header declares and libaclshmem
+ * defines (each macro 1; a part it lacked would have no macro), for code built against
+ * several implementations that supplies its own stand-ins where one lacks a part: it can
+ * test these instead of guessing from the vendor.  tests/openshmem/test_osh_features.c checks
+ * that every routine of each part is in the library.  (aclshmem/shmem4py.h turns them into
+ * the settings of one such client, shmem4py: docs/guides/openshmem.rst.) */
+#define ACLSHMEM_HAVE_MALLOC_WITH_HINTS 1  /* shmem_malloc_with_hints, SHMEM_MALLOC_* */
+#define ACLSHMEM_HAVE_TEAMS 1              /* shmem_team_t, SHMEM_TEAM_*, shmem_team_* */
+#define ACLSHMEM_HAVE_TEAM_CONTEXTS 1      /* shmem_team_create_ctx, shmem_ctx_get_team, SHMEM_CTX_INVALID */
+#define ACLSHMEM_HAVE_AMO_NBI 1            /* the non-blocking fetching AMOs (..._atomic_fetch_add_nbi ...) */
+#define ACLSHMEM_HAVE_PUT_SIGNAL 1         /* shmem_put_signal and _nbi in every form, SHMEM_SIGNAL_* */
+#define ACLSHMEM_HAVE_SIGNAL_FETCH 1       /* shmem_signal_fetch */
+#define ACLSHMEM_HAVE_SIGNAL_WAIT_UNTIL 1  /* shmem_signal_wait_until */
+#define ACLSHMEM_HAVE_TEAM_COLLECTIVES 1   /* shmem_<T>_broadcast ... alltoalls on teams, and the *mem forms */
+#define ACLSHMEM_HAVE_TEAM_REDUCTIONS 1    /* shmem_<T>_<OP>_reduce */
+#define ACLSHMEM_HAVE_WAIT_TEST_MANY 1     /* wait_until and test _all, _any, _some and their _vector forms */
+#define ACLSHMEM_HAVE_PCONTROL 1           /* shmem_pcontrol */
+
 /* ---- teams and contexts ------------------------------------------------------- */
 /* A team: an ordered set of PEs (numbered from 0 within the team).  A handle that is
  * destroyed stays recognisable: using it is an error, never another team. */
