@@ -15,7 +15,7 @@
 # 3. Three fresh venvs, each used from a folder outside the repository with no PYTHONPATH:
 #    a. `pip install --find-links <wheels> shmem-core`: pip's report must show that
 #       shmem-native and shmem-core came from the wheel files; the job ci/wheel_job.py
-#       runs on 2 PEs with `python -m shmem.run` and the library of the venv; the console
+#       runs on 2 PEs with `python -m shmem.run` and the library of the venv; the
 #       scripts oshcc (shmem-native) and oshrun (shmem-core) build and run an OpenSHMEM C
 #       program on 2 PEs.
 #    b. `pip install --find-links <wheels> shmem-torch`: torch comes as a dependency;
@@ -201,7 +201,7 @@ check_imports "$CORE_VENV" shmem_native shmem shmem.core shmem._pyshmem
 step "venv a: python -m shmem.run -n 2 ci/wheel_job.py"
 wrun "$CORE_VENV" python -m shmem.run -n 2 --timeout 120 "$REPO_ROOT/ci/wheel_job.py"
 
-step "venv a: oshcc (shmem-native's console script) builds an OpenSHMEM program, oshrun (shmem-core's) runs it on 2 PEs"
+step "venv a: oshcc (shmem-native's script) builds an OpenSHMEM program, oshrun (shmem-core's) runs it on 2 PEs"
 wrun "$CORE_VENV" oshcc -O2 -Wall "$REPO_ROOT/packages/shmem-native/tests/launcher/osh_launched.c" -o "$WORK/osh_launched"
 out="$(wrun "$CORE_VENV" oshrun -np 2 --timeout 120 "$WORK/osh_launched" ring)"
 printf '%s\n' "$out"

@@ -1,4 +1,4 @@
-"""The compiler wrapper of the shmem-native wheel: the console scripts ``aclshmemcc``,
+"""The compiler wrapper of the shmem-native wheel: the scripts ``aclshmemcc``,
 ``aclshmemc++``, ``oshcc``, ``oshc++``, ``oshCC``, ``shmemcc``, ``shmemc++`` and ``shmemCC``.
 
 ``oshcc prog.c -o prog`` runs ``cc -I<include_dir()> prog.c -L<library_dir()> -laclshmem
