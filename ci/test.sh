@@ -10,8 +10,10 @@
 # installs the Python packages (shmem-native first), builds the
 # documentation (`sphinx-build -W`) and runs its examples (the doctest builder), runs the
 # pytest tests of every package that has a tests/ folder, then those of tests/, and
-# finally ci/wheels.sh (the four wheels, shmem-native repaired by auditwheel, installed
-# with plain pip into fresh venvs, a 2-PE job from each).
+# ci/wheels.sh (the four wheels, shmem-native repaired by auditwheel, installed
+# with plain pip into fresh venvs, a 2-PE job from each), and finally ci/shmem4py.sh
+# (shmem4py from the package index, built against this library in a fresh venv, its own
+# tests at 1, 2 and 4 PEs).
 # Exits non-zero if any step or any test fails.  Settings: see ci/lib.sh, plus
 #   CI_TIMEOUT_MULTIPLIER   passed to `meson test --timeout-multiplier` (default 1)
 #   CI_DOCS_DIR             where the documentation is built (default: $CI_BUILD_DIR/docs)
@@ -140,6 +142,15 @@ step "wheels: ci/wheels.sh"
 status=0
 bash "$REPO_ROOT/ci/wheels.sh" || status=$?
 record "ci/wheels.sh" "$status" "$((status == 0))" "$((status != 0))" 0
+
+# --- a client no one here wrote -----------------------------------------------------
+# shmem4py's own tests, counted once per job size (the script writes "P F S" when they ran).
+step "shmem4py: ci/shmem4py.sh"
+status=0
+bash "$REPO_ROOT/ci/shmem4py.sh" || status=$?
+p=0 f=0 s=0
+[ ! -f "$CI_BUILD_DIR/shmem4py/counts" ] || read -r p f s <"$CI_BUILD_DIR/shmem4py/counts"
+record "ci/shmem4py.sh" "$status" "$p" "$f" "$s"
 
 # --- summary ------------------------------------------------------------------------
 CI_DONE=1
