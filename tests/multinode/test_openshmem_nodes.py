@@ -7,8 +7,10 @@ The program, osh_nodes (packages/shmem-native/tests/openshmem/osh_nodes.c), chec
 differs from one node: SHMEM_TEAM_SHARED holds this node's PEs only, shmem_ptr reaches only
 them, and contexts (of the world and of a team), AMOs, put with signal, a global variable as
 a target, a distributed lock and collectives (team-based, and over active sets that span the
-nodes) work between nodes.  Every PE must print its PASS line and
-every launcher exit 0.  Like test_multinode, it needs root and iproute2 (else it skips,
+nodes) work between nodes, and that contexts have channels of their own (workers, quiet,
+threads, no fds left behind): on the AM data plane, and once on the RMA plane (UCX's own
+RMA with remote keys, unpacked per channel).  Every PE must print its PASS line and every
+launcher exit 0.  Like test_multinode, it needs root and iproute2 (else it skips,
 saying why), and finds the build through SHMEM_NATIVE_BUILD_DIR or the newest build*/.
 """
 
@@ -23,7 +25,8 @@ import netns
 from test_multinode import SCALE, find_build, plugin_note
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAYOUTS = {"2x2": (2, 2), "3x1": (3, 1)}
+# name: (nodes, PEs per node, UCX data plane)
+LAYOUTS = {"2x2": (2, 2, "am"), "3x1": (3, 1, "am"), "2x2-rma": (2, 2, "rma")}
 PORT = 47100
 TIMEOUT = int(180 * SCALE)
 
@@ -48,11 +51,12 @@ def namespaces():
         pytest.skip(f"cannot make network namespaces: {reason}")
 
 
-def node_env(libdir, tmp_path, ppn, secret):
+def node_env(libdir, tmp_path, ppn, secret, plane):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SHMEM_", "OSH_"))}
     core = os.path.join(REPO, "packages", "shmem-core", "src")
     env.update({
         "OSH_PPN": str(ppn),
+        "SHMEM_UCX_DATA_PLANE": plane,
         "SHMEM_JOB_SECRET": secret,
         "SHMEM_LOG_PATH": str(tmp_path / "logs"),
         "SHMEM_UCX_PLUGIN": os.path.join(libdir, "libaclshmem_ucx.so"),
@@ -67,8 +71,8 @@ def node_env(libdir, tmp_path, ppn, secret):
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_openshmem_program_across_nodes(programs, namespaces, tmp_path, layout):
     launcher, prog, libdir = programs
-    nodes, ppn = LAYOUTS[layout]
-    env = node_env(libdir, tmp_path, ppn, secrets.token_hex(32))
+    nodes, ppn, plane = LAYOUTS[layout]
+    env = node_env(libdir, tmp_path, ppn, secrets.token_hex(32), plane)
     with netns.Cluster(nodes) as cluster:
         procs = [cluster.popen(node, [launcher, "--nnodes", str(nodes), "--node-rank", str(node), "--master-addr",
                                       cluster.addrs[0], "--master-port", str(PORT), "-np", str(ppn), prog],

@@ -8,7 +8,8 @@
 #include "core/instance.h"
 #include "rma/rma.h"
 
-int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, uint64_t *fetched)
+int shmemi_amo(const char *api, shmemi_channel_t *ch, const void *dst, const shmemi_amo_t *a, int pe,
+               uint64_t *fetched)
 {
     if (fetched)
         *fetched = 0;
@@ -22,7 +23,7 @@ int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, 
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the address %p is not aligned to the %d-byte word", api,
                            dst, a->width);
     /* The transport also wakes pe's waiters when the word changed. */
-    return inst->transport[pe]->amo(inst, pe, seg, offset, a, fetched);
+    return inst->transport[pe]->amo(inst, ch, pe, seg, offset, a, fetched);
 }
 
 /* One AMO on a word of TYPE: the operands as bit patterns; the fetched value as TYPE. */
@@ -32,10 +33,10 @@ int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, 
                      .value = shmemi_amo_bits(&(TYPE){VALUE}, sizeof(TYPE)),                         \
                      .cond = shmemi_amo_bits(&(TYPE){COND}, sizeof(TYPE))})
 #define AMO_DO(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                   \
-    shmemi_amo(AMO_API(NAME, OPNAME), DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, NULL)
+    shmemi_amo(AMO_API(NAME, OPNAME), NULL, DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, NULL)
 #define AMO_FETCH(NAME, KIND, TYPE, OPNAME, OP, DST, VALUE, COND, PE)                                \
     uint64_t fetched;                                                                                \
-    shmemi_amo(AMO_API(NAME, OPNAME), DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, &fetched);     \
+    shmemi_amo(AMO_API(NAME, OPNAME), NULL, DST, AMO_DESC(KIND, TYPE, OP, VALUE, COND), PE, &fetched); \
     TYPE old;                                                                                        \
     shmemi_amo_value(fetched, &old, sizeof old);                                                     \
     return old

@@ -12,7 +12,8 @@
  * value, or 0 when the call fails.  Fails, with a last error naming api and nothing
  * changed, when the library is not initialised, pe is not a PE of the job, or
  * [dst, dst + a->width) is not inside a symmetric heap or not aligned to a->width. */
-int shmemi_amo(const char *api, const void *dst, const shmemi_amo_t *a, int pe, uint64_t *fetched);
+int shmemi_amo(const char *api, shmemi_channel_t *ch, const void *dst, const shmemi_amo_t *a, int pe,
+               uint64_t *fetched);
 
 /* The bit pattern of the value of size 1, 2, 4 or 8 bytes at value, zero-extended (what
  * shmemi_amo_t carries), and back. */

@@ -34,7 +34,7 @@ static int read_record(shmemi_instance_t *inst, const shmemi_team_t *t, int idx,
         memcpy(out, mapped, sizeof(*out));
         return ACLSHMEM_SUCCESS;
     }
-    return tr->get(inst, pe, SHMEMI_SEG_CTRL, offset, out, sizeof(*out));
+    return tr->get(inst, NULL, pe, SHMEMI_SEG_CTRL, offset, out, sizeof(*out));
 }
 
 /* "reduce (sum) of 100 int32" and the like, for messages. */
@@ -188,7 +188,8 @@ static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side
     const shmemi_transport_ops_t *tr = r->inst->transport[pe];
     uint8_t *mapped = tr->ptr(r->inst, pe, seg, offset);
     if (!mapped)
-        return is_put ? tr->put(r->inst, pe, seg, offset, local, len) : tr->get(r->inst, pe, seg, offset, local, len);
+        return is_put ? tr->put(r->inst, NULL, pe, seg, offset, local, len)
+                      : tr->get(r->inst, NULL, pe, seg, offset, local, len);
     if (mapped != local)
         memcpy(is_put ? mapped : local, is_put ? local : mapped, len);
     return ACLSHMEM_SUCCESS;

@@ -87,7 +87,7 @@ int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
         if (j == r->me)
             continue;
         int pe = shmemi_team_world_pe(r->t, j);
-        SHMEMI_TRY(inst->transport[pe]->amo(inst, pe, SHMEMI_SEG_CTRL, offset, &arrive, NULL)); /* wakes it */
+        SHMEMI_TRY(inst->transport[pe]->amo(inst, NULL, pe, SHMEMI_SEG_CTRL, offset, &arrive, NULL)); /* wakes it */
     }
     /* The count only grows: this PE's share of it, over every node sync of the team id. */
     inst->coll->signal_epoch[index] += (uint64_t)(q - 1);

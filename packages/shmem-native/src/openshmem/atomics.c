@@ -16,9 +16,10 @@ static int amo(const char *api, shmem_ctx_t ctx, const void *dest, shmemi_amo_op
     shmemi_amo_t a = {.op = op, .kind = SHMEMI_AMO_INT, .width = (int)size,
                       .value = value ? shmemi_amo_bits(value, size) : 0,
                       .cond = cond ? shmemi_amo_bits(cond, size) : 0};
-    int rc = shmemi_osh_ctx_pe(api, ctx, &pe);
+    shmemi_channel_t *ch;
+    int rc = shmemi_osh_ctx_pe(api, ctx, &pe, &ch);
     if (rc == ACLSHMEM_SUCCESS)
-        rc = shmemi_amo(api, dest, &a, pe, old ? &fetched : NULL);
+        rc = shmemi_amo(api, ch, dest, &a, pe, old ? &fetched : NULL);
     if (old)
         shmemi_amo_value(fetched, old, size);
     return rc;

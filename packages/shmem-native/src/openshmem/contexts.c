@@ -1,20 +1,25 @@
-/* Communication contexts.  A context is a slot of a fixed table: its team and options, and a
- * generation that is odd while the slot holds a context.  A handle carries the slot and the
- * generation, so a destroyed context's handle is recognised (its generation has moved on)
- * even after the slot holds another context.  Operations look the slot up without a lock
- * (create and destroy take one), then go to the engine with the PE of the context's team
- * turned into a world PE.
+/* Communication contexts.  A context is a slot of a fixed table: its team, options and
+ * channel, and a generation that is odd while the slot holds a context.  A handle carries
+ * the slot and the generation, so a destroyed context's handle is recognised (its
+ * generation has moved on) even after the slot holds another context.  Operations look the
+ * slot up without a lock (create and destroy take one), then go to the engine with the PE
+ * of the context's team turned into a world PE, on the context's channel.
  *
- * Completion is tracked per PE, not per context: every operation is complete or ordered
- * by the engine's quiet (shm: when issued; UCX: after the plug-in's flush), which a
- * context's quiet or fence calls, so it also completes the other contexts' operations.
- * The options are accepted and need nothing: every context may be shared by threads. */
+ * The channel gives a context its own completion: the transports track and complete its
+ * operations apart from every other context's (see shmemi_channel_t), so shmem_ctx_quiet
+ * waits for this context's operations only.  On one node every operation is complete
+ * when issued and a context needs no channel; across nodes the UCX plug-in gives each
+ * context a worker and endpoints of its own, so threads with private contexts do not
+ * share a lock.  Every context may be shared by threads, so the options need nothing. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "aclshmem/init.h"
 #include "core/error.h"
 #include "openshmem/osh.h"
 #include "rma/rma.h"
+#include "transport/transport.h"
 
 #define MAX_CONTEXTS 4096
 #define SLOT_BITS 16 /* a handle's low bits: the slot + 2 (0 and 1 are the two constants) */
@@ -24,6 +29,7 @@ typedef struct {
     _Atomic uint64_t generation; /* odd: holds a context */
     shmem_team_t team;
     long options;
+    shmemi_channel_t *channel; /* NULL: the default one */
 } ctx_slot_t;
 
 static ctx_slot_t slots[MAX_CONTEXTS];
@@ -53,12 +59,14 @@ static ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
     return &slots[slot];
 }
 
-int shmemi_osh_ctx_world_pe(const char *api, shmem_ctx_t ctx, int *pe)
+int shmemi_osh_ctx_route(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch)
 {
+    *ch = NULL;
     shmemi_instance_t *inst = shmemi_require(api);
     ctx_slot_t *slot = inst ? live_slot(ctx, api) : NULL;
     if (!slot)
         return inst ? ACLSHMEM_INVALID_PARAM : ACLSHMEM_NOT_INITED;
+    *ch = slot->channel;
     if (slot->team == SHMEM_TEAM_WORLD)
         return ACLSHMEM_SUCCESS;
     shmemi_team_t *t = shmemi_osh_team(inst, slot->team, api);
@@ -71,12 +79,29 @@ int shmemi_osh_ctx_world_pe(const char *api, shmem_ctx_t ctx, int *pe)
     return ACLSHMEM_SUCCESS;
 }
 
-shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx)
+shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx, shmemi_channel_t **ch)
 {
+    *ch = NULL;
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || ctx == SHMEM_CTX_DEFAULT)
         return inst;
-    return live_slot(ctx, api) ? inst : NULL;
+    ctx_slot_t *slot = live_slot(ctx, api);
+    if (!slot)
+        return NULL;
+    *ch = slot->channel;
+    return inst;
+}
+
+int shmemi_osh_quiet_every_context(shmemi_instance_t *inst)
+{
+    SHMEMI_TRY(shmemi_quiet(inst, NULL));
+    int rc = ACLSHMEM_SUCCESS;
+    pthread_mutex_lock(&slots_lock); /* no context goes away meanwhile */
+    for (size_t slot = 0; slot < MAX_CONTEXTS && rc == ACLSHMEM_SUCCESS; slot++)
+        if ((atomic_load(&slots[slot].generation) & 1) && slots[slot].channel)
+            rc = shmemi_quiet(inst, slots[slot].channel);
+    pthread_mutex_unlock(&slots_lock);
+    return rc;
 }
 
 /* A new context on team; nonzero (and *ctx unchanged) when it cannot be made, but for
@@ -96,6 +121,13 @@ static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char 
         *ctx = SHMEM_CTX_INVALID;
     if (!shmemi_osh_team(inst, team, api))
         return ACLSHMEM_INVALID_PARAM;
+    shmemi_channel_t *channel;
+    int rc = shmemi_transport_channel_open(inst, &channel);
+    if (rc != ACLSHMEM_SUCCESS) {
+        char why[512];
+        snprintf(why, sizeof(why), "%s", aclshmemx_get_last_error());
+        return shmemi_fail(rc, "%s: the context cannot have a channel of its own: %s", api, why);
+    }
     pthread_mutex_lock(&slots_lock);
     size_t slot = 0;
     while (slot < MAX_CONTEXTS && (atomic_load(&slots[slot].generation) & 1))
@@ -103,13 +135,16 @@ static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char 
     if (slot < MAX_CONTEXTS) {
         slots[slot].team = team;
         slots[slot].options = options;
+        slots[slot].channel = channel;
         uint64_t generation = atomic_load(&slots[slot].generation) + 1;
         atomic_store_explicit(&slots[slot].generation, generation, memory_order_release);
         *ctx = handle_of(slot, generation);
     }
     pthread_mutex_unlock(&slots_lock);
-    if (slot == MAX_CONTEXTS)
+    if (slot == MAX_CONTEXTS) {
+        shmemi_transport_channel_close(inst, channel);
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: all %d contexts are in use", api, MAX_CONTEXTS);
+    }
     return ACLSHMEM_SUCCESS;
 }
 
@@ -134,15 +169,20 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
         shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: SHMEM_CTX_DEFAULT cannot be destroyed", api);
         return;
     }
-    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
+    shmemi_channel_t *channel;
+    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx, &channel);
     if (!inst)
         return;
-    shmemi_quiet(inst); /* its operations complete before it goes */
+    shmemi_quiet(inst, channel); /* its operations complete before it goes */
     pthread_mutex_lock(&slots_lock);
     ctx_slot_t *slot = live_slot(ctx, api);
-    if (slot)
+    if (slot) {
         atomic_fetch_add_explicit(&slot->generation, 1, memory_order_release);
+        slot->channel = NULL;
+    }
     pthread_mutex_unlock(&slots_lock);
+    if (slot)
+        shmemi_transport_channel_close(inst, channel);
 }
 SHMEMI_PROFILED(shmem_ctx_destroy)
 
@@ -152,18 +192,24 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
     if (!team)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: team is NULL", api);
     *team = SHMEM_TEAM_INVALID;
-    if (!shmemi_osh_ctx_instance(api, ctx))
+    shmemi_channel_t *channel;
+    if (!shmemi_osh_ctx_instance(api, ctx, &channel))
         return -1;
     *team = ctx == SHMEM_CTX_DEFAULT ? SHMEM_TEAM_WORLD : live_slot(ctx, api)->team;
     return 0;
 }
 SHMEMI_PROFILED(shmem_ctx_get_team)
 
-void shmemi_osh_contexts_fini(void)
+void shmemi_osh_contexts_fini(shmemi_instance_t *inst)
 {
     pthread_mutex_lock(&slots_lock);
-    for (size_t slot = 0; slot < MAX_CONTEXTS; slot++)
-        if (atomic_load(&slots[slot].generation) & 1)
-            atomic_fetch_add(&slots[slot].generation, 1);
+    for (size_t slot = 0; slot < MAX_CONTEXTS; slot++) {
+        if (!(atomic_load(&slots[slot].generation) & 1))
+            continue;
+        atomic_fetch_add(&slots[slot].generation, 1);
+        shmemi_quiet(inst, slots[slot].channel); /* finalize completes every operation */
+        shmemi_transport_channel_close(inst, slots[slot].channel);
+        slots[slot].channel = NULL;
+    }
     pthread_mutex_unlock(&slots_lock);
 }

@@ -50,7 +50,7 @@ static int lock_amo(const char *api, long *lock, shmemi_amo_op_t op, uint64_t va
                     uint64_t *old)
 {
     shmemi_amo_t a = {.op = op, .kind = SHMEMI_AMO_INT, .width = sizeof(long), .value = value, .cond = cond};
-    return shmemi_amo(api, lock, &a, HOME_PE, old);
+    return shmemi_amo(api, NULL, lock, &a, HOME_PE, old);
 }
 
 static int check_word(const shmemi_instance_t *inst, const char *api, const long *lock, uint64_t word)
@@ -137,7 +137,7 @@ void shmem_clear_lock(long *lock)
     shmemi_instance_t *inst = shmemi_require(api);
     uint64_t word = 0;
     /* What the holder wrote in the critical section is complete before the next one enters. */
-    if (!inst || shmemi_quiet(inst) != ACLSHMEM_SUCCESS ||
+    if (!inst || shmemi_osh_quiet_every_context(inst) != ACLSHMEM_SUCCESS ||
         lock_amo(api, lock, SHMEMI_AMO_FETCH, 0, 0, &word) != ACLSHMEM_SUCCESS)
         return;
     for (;;) {

@@ -9,20 +9,23 @@
 #include "platform/platform.h"
 #include "rma/rma.h"
 
-/* quiet: the engine's quiet; fence: the engine's fence, which orders without completing
- * (free on one node and on the UCX AM plane, a UCX fence on the RMA plane). */
+/* quiet: the engine's quiet of the context's channel; fence: the engine's fence, which
+ * orders without completing (free on one node and on the UCX AM plane, a UCX fence on the
+ * RMA plane). */
 static void complete(const char *api, shmem_ctx_t ctx)
 {
-    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
+    shmemi_channel_t *ch;
+    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx, &ch);
     if (inst)
-        shmemi_quiet(inst);
+        shmemi_quiet(inst, ch);
 }
 
 static void order(const char *api, shmem_ctx_t ctx)
 {
-    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx);
+    shmemi_channel_t *ch;
+    shmemi_instance_t *inst = shmemi_osh_ctx_instance(api, ctx, &ch);
     if (inst)
-        shmemi_fence(inst);
+        shmemi_fence(inst, ch);
 }
 
 void shmem_fence(void)
@@ -95,7 +98,7 @@ static void active_set_barrier(const char *api, shmemi_osh_active_set_t set, lon
         shmemi_osh_work_array(inst, psync, SHMEM_BARRIER_SYNC_SIZE * sizeof(long), sizeof(long), "pSync", api) !=
             ACLSHMEM_SUCCESS)
         return;
-    if (complete_first && shmemi_quiet(inst) != ACLSHMEM_SUCCESS)
+    if (complete_first && shmemi_quiet(inst, NULL) != ACLSHMEM_SUCCESS)
         return;
     int me = (inst->my_pe - set.start) >> set.log_stride;
     shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = sizeof(long), .value = 1};
@@ -103,9 +106,9 @@ static void active_set_barrier(const char *api, shmemi_osh_active_set_t set, lon
     take.value = (uint64_t)-1;
     for (int k = 0, dist = 1; dist < set.size; k++, dist <<= 1) {
         int partner = set.start + (((me + dist) % set.size) << set.log_stride);
-        if (shmemi_amo(api, &psync[k], &arrive, partner, NULL) != ACLSHMEM_SUCCESS ||
+        if (shmemi_amo(api, NULL, &psync[k], &arrive, partner, NULL) != ACLSHMEM_SUCCESS ||
             shmemi_wait(inst, arrived, &psync[k]) != ACLSHMEM_SUCCESS ||
-            shmemi_amo(api, &psync[k], &take, inst->my_pe, NULL) != ACLSHMEM_SUCCESS)
+            shmemi_amo(api, NULL, &psync[k], &take, inst->my_pe, NULL) != ACLSHMEM_SUCCESS)
             return;
     }
 }

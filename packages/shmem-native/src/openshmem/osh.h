@@ -10,6 +10,7 @@
 #include "shmem.h"
 #include "shmemx.h"
 #include "team/team.h"
+#include "transport/transport.h"
 
 /* Defines pshmem_<name>, the profiling name of shmem_<name>: a weak alias of the same code,
  * so a profiling library may define shmem_<name> itself and call pshmem_<name>. */
@@ -30,19 +31,24 @@ int shmemi_osh_teams_init(shmemi_instance_t *inst);
 void shmemi_osh_teams_fini(void);
 
 /* ---- contexts (contexts.c) ---------------------------------------------------------- */
-/* Turns pe, a PE of ctx's team, into a PE of the world; fails (error naming api) for
- * SHMEM_CTX_INVALID, a destroyed context, a context whose team was destroyed or a pe
- * outside the team.  The default context's PEs are world PEs already: no lookup. */
-int shmemi_osh_ctx_world_pe(const char *api, shmem_ctx_t ctx, int *pe);
-static inline int shmemi_osh_ctx_pe(const char *api, shmem_ctx_t ctx, int *pe)
+/* Where an operation of ctx goes: turns pe, a PE of ctx's team, into a PE of the world and
+ * gives ctx's channel in *ch; fails (error naming api) for SHMEM_CTX_INVALID, a destroyed
+ * context, a context whose team was destroyed or a pe outside the team.  The default
+ * context's PEs are world PEs already and its channel the default one: no lookup. */
+int shmemi_osh_ctx_route(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch);
+static inline int shmemi_osh_ctx_pe(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch)
 {
-    return ctx == SHMEM_CTX_DEFAULT ? ACLSHMEM_SUCCESS : shmemi_osh_ctx_world_pe(api, ctx, pe);
+    *ch = NULL;
+    return ctx == SHMEM_CTX_DEFAULT ? ACLSHMEM_SUCCESS : shmemi_osh_ctx_route(api, ctx, pe, ch);
 }
-/* The instance when ctx is a live context (the default one included); else NULL with an
- * error naming api. */
-shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx);
-/* Invalidates every context (finalize). */
-void shmemi_osh_contexts_fini(void);
+/* The instance when ctx is a live context (the default one included), and its channel in
+ * *ch; else NULL with an error naming api. */
+shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx, shmemi_channel_t **ch);
+/* A quiet on the default context and on every live context (shmem_clear_lock: whatever
+ * the critical section wrote, on any context, is complete before the next holder enters). */
+int shmemi_osh_quiet_every_context(shmemi_instance_t *inst);
+/* Completes and ends every context (finalize). */
+void shmemi_osh_contexts_fini(shmemi_instance_t *inst);
 
 /* ---- collectives (collectives.c) ----------------------------------------------------------
  * Runs c over t, a live team of inst, in the collectives engine, after the work enqueued on

@@ -8,28 +8,32 @@
 
 static void put(const char *api, shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t size, int pe)
 {
-    if (shmemi_osh_ctx_pe(api, ctx, &pe) == ACLSHMEM_SUCCESS)
-        shmemi_rma_put(api, dest, source, nelems, size, pe);
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_rma_put(api, ch, dest, source, nelems, size, pe);
 }
 
 static void get(const char *api, shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t size, int pe)
 {
-    if (shmemi_osh_ctx_pe(api, ctx, &pe) == ACLSHMEM_SUCCESS)
-        shmemi_rma_get(api, dest, source, nelems, size, pe);
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_rma_get(api, ch, dest, source, nelems, size, pe);
 }
 
 static void iput(const char *api, shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                  size_t nelems, size_t size, int pe)
 {
-    if (shmemi_osh_ctx_pe(api, ctx, &pe) == ACLSHMEM_SUCCESS)
-        shmemi_rma_iput(api, dest, source, dst, sst, nelems, size, pe);
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_rma_iput(api, ch, dest, source, dst, sst, nelems, size, pe);
 }
 
 static void iget(const char *api, shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                  size_t nelems, size_t size, int pe)
 {
-    if (shmemi_osh_ctx_pe(api, ctx, &pe) == ACLSHMEM_SUCCESS)
-        shmemi_rma_iget(api, dest, source, dst, sst, nelems, size, pe);
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_rma_iget(api, ch, dest, source, dst, sst, nelems, size, pe);
 }
 
 /* Each shape twice: without a context (the default one) and with one.  SIZE is the element

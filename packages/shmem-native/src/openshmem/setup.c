@@ -83,7 +83,7 @@ void shmem_finalize(void)
     shmemi_instance_t *inst = shmemi_require("shmem_finalize");
     if (!inst)
         return;
-    shmemi_osh_contexts_fini();
+    shmemi_osh_contexts_fini(inst);
     shmemi_osh_teams_fini();
     shmemi_osh_active_sets_fini();
     aclshmem_finalize();

@@ -9,8 +9,10 @@
 static void put_signal(const char *api, shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
                        size_t size, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    if (shmemi_osh_ctx_pe(api, ctx, &pe) == ACLSHMEM_SUCCESS)
-        shmemi_put_signal_word(api, dest, source, nelems, size, sig_addr, signal, sizeof(uint64_t), sig_op, pe);
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_put_signal_word(api, ch, dest, source, nelems, size, sig_addr, signal, sizeof(uint64_t), sig_op,
+                               pe);
 }
 
 #define DEFINE_PUT_SIGNAL(PREFIX, SUFFIX, TYPE, SIZE)                                                 \
@@ -49,7 +51,7 @@ uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
     uint64_t value = 0;
     shmemi_amo_t fetch = {.op = SHMEMI_AMO_FETCH, .kind = SHMEMI_AMO_INT, .width = sizeof(uint64_t)};
     if (inst)
-        shmemi_amo(api, sig_addr, &fetch, inst->my_pe, &value);
+        shmemi_amo(api, NULL, sig_addr, &fetch, inst->my_pe, &value);
     return value;
 }
 SHMEMI_PROFILED(shmem_signal_fetch)

@@ -28,14 +28,14 @@ static void put_kernel(uint32_t block, uint32_t blocks, void *arg)
 {
     (void)block, (void)blocks;
     stream_op_t *a = arg;
-    shmemi_rma_put("aclshmemx_putmem_on_stream", a->dst, a->src, a->bytes, 1, a->pe);
+    shmemi_rma_put("aclshmemx_putmem_on_stream", NULL, a->dst, a->src, a->bytes, 1, a->pe);
 }
 
 static void get_kernel(uint32_t block, uint32_t blocks, void *arg)
 {
     (void)block, (void)blocks;
     stream_op_t *a = arg;
-    shmemi_rma_get("aclshmemx_getmem_on_stream", a->dst, a->src, a->bytes, 1, a->pe);
+    shmemi_rma_get("aclshmemx_getmem_on_stream", NULL, a->dst, a->src, a->bytes, 1, a->pe);
 }
 
 static void signal_kernel(uint32_t block, uint32_t blocks, void *arg)
@@ -58,7 +58,7 @@ static void quiet_kernel(uint32_t block, uint32_t blocks, void *arg)
     (void)block, (void)blocks, (void)arg;
     shmemi_instance_t *inst = shmemi_require("aclshmemx_quiet_on_stream");
     if (inst)
-        shmemi_quiet(inst);
+        shmemi_quiet(inst, NULL);
 }
 
 /* Inside a kernel, aclshmem_barrier is the device-side barrier (it also completes this PE's

@@ -54,7 +54,8 @@ static int prepare(const char *api, const void *sym, const void *local, size_t n
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
+int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                   size_t elem_size, int pe)
 {
     shmemi_instance_t *inst;
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
@@ -64,13 +65,14 @@ int shmemi_rma_put(const char *api, void *dst, const void *src, size_t nelems, s
         return ACLSHMEM_SUCCESS;
     uint64_t start = shmemi_prof_begin(inst);
     const shmemi_transport_ops_t *t = inst->transport[pe];
-    SHMEMI_TRY(t->put(inst, pe, seg, offset, src, bytes));
+    SHMEMI_TRY(t->put(inst, ch, pe, seg, offset, src, bytes));
     t->notify(inst, pe);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_PUT, start);
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size, int pe)
+int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                   size_t elem_size, int pe)
 {
     shmemi_instance_t *inst;
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
@@ -79,7 +81,7 @@ int shmemi_rma_get(const char *api, void *dst, const void *src, size_t nelems, s
     if (!inst)
         return ACLSHMEM_SUCCESS;
     uint64_t start = shmemi_prof_begin(inst);
-    int rc = inst->transport[pe]->get(inst, pe, seg, offset, dst, bytes);
+    int rc = inst->transport[pe]->get(inst, ch, pe, seg, offset, dst, bytes);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
     return rc;
 }
@@ -98,8 +100,8 @@ static int strided_span(size_t nelems, size_t elem_size, ptrdiff_t stride, size_
     return byte_count(steps + 1, elem_size, span, api);
 }
 
-static int strided(const char *api, int is_put, void *dst, const void *src, ptrdiff_t dst_stride,
-                   ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe)
+static int strided(const char *api, shmemi_channel_t *ch, int is_put, void *dst, const void *src,
+                   ptrdiff_t dst_stride, ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe)
 {
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst)
@@ -120,9 +122,9 @@ static int strided(const char *api, int is_put, void *dst, const void *src, ptrd
     for (size_t i = 0; i < nelems; i++) {
         size_t d = i * (size_t)dst_stride * elem_size, s = i * (size_t)src_stride * elem_size;
         if (is_put)
-            SHMEMI_TRY(t->put(inst, pe, seg, offset + d, (const uint8_t *)src + s, elem_size));
+            SHMEMI_TRY(t->put(inst, ch, pe, seg, offset + d, (const uint8_t *)src + s, elem_size));
         else
-            SHMEMI_TRY(t->get(inst, pe, seg, offset + s, (uint8_t *)dst + d, elem_size));
+            SHMEMI_TRY(t->get(inst, ch, pe, seg, offset + s, (uint8_t *)dst + d, elem_size));
     }
     if (is_put)
         t->notify(inst, pe);
@@ -130,30 +132,30 @@ static int strided(const char *api, int is_put, void *dst, const void *src, ptrd
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_rma_iput(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
-                    size_t nelems, size_t elem_size, int pe)
+int shmemi_rma_iput(const char *api, shmemi_channel_t *ch, void *dst, const void *src, ptrdiff_t dst_stride,
+                    ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe)
 {
-    return strided(api, 1, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
+    return strided(api, ch, 1, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
 }
 
-int shmemi_rma_iget(const char *api, void *dst, const void *src, ptrdiff_t dst_stride, ptrdiff_t src_stride,
-                    size_t nelems, size_t elem_size, int pe)
+int shmemi_rma_iget(const char *api, shmemi_channel_t *ch, void *dst, const void *src, ptrdiff_t dst_stride,
+                    ptrdiff_t src_stride, size_t nelems, size_t elem_size, int pe)
 {
-    return strided(api, 0, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
+    return strided(api, ch, 0, dst, src, dst_stride, src_stride, nelems, elem_size, pe);
 }
 
-int shmemi_quiet(shmemi_instance_t *inst)
+int shmemi_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
     uint64_t start = shmemi_prof_begin(inst);
-    SHMEMI_TRY(shmemi_transport_quiet(inst));
+    SHMEMI_TRY(shmemi_transport_quiet(inst, ch));
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_QUIET, start);
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_fence(shmemi_instance_t *inst)
+int shmemi_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
     uint64_t start = shmemi_prof_begin(inst);
-    SHMEMI_TRY(shmemi_transport_fence(inst));
+    SHMEMI_TRY(shmemi_transport_fence(inst, ch));
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_QUIET, start); /* the frame of quiet and fence */
     return ACLSHMEM_SUCCESS;
 }
@@ -162,89 +164,91 @@ int shmemi_fence(shmemi_instance_t *inst)
 
 void aclshmem_putmem(void *dst, const void *src, size_t elem_size, int32_t pe)
 {
-    shmemi_rma_put("aclshmem_putmem", dst, src, elem_size, 1, pe);
+    shmemi_rma_put("aclshmem_putmem", NULL, dst, src, elem_size, 1, pe);
 }
 
 void aclshmem_getmem(void *dst, const void *src, size_t elem_size, int32_t pe)
 {
-    shmemi_rma_get("aclshmem_getmem", dst, src, elem_size, 1, pe);
+    shmemi_rma_get("aclshmem_getmem", NULL, dst, src, elem_size, 1, pe);
 }
 
 void aclshmem_putmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe)
 {
-    shmemi_rma_put("aclshmem_putmem_nbi", dst, src, elem_size, 1, pe);
+    shmemi_rma_put("aclshmem_putmem_nbi", NULL, dst, src, elem_size, 1, pe);
 }
 
 void aclshmem_getmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe)
 {
-    shmemi_rma_get("aclshmem_getmem_nbi", dst, src, elem_size, 1, pe);
+    shmemi_rma_get("aclshmem_getmem_nbi", NULL, dst, src, elem_size, 1, pe);
 }
 
-#define DEFINE_TYPED_RMA(NAME, TYPE)                                                                  \
+#define DEFINE_TYPED_RMA(NAME, TYPE)                                                                 \
     void aclshmem_##NAME##_put(TYPE *dest, const TYPE *source, size_t nelems, int pe)                \
     {                                                                                                \
-        shmemi_rma_put("aclshmem_" #NAME "_put", dest, source, nelems, sizeof(TYPE), pe);            \
+        shmemi_rma_put("aclshmem_" #NAME "_put", NULL, dest, source, nelems, sizeof(TYPE), pe);      \
     }                                                                                                \
     void aclshmem_##NAME##_get(TYPE *dest, const TYPE *source, size_t nelems, int pe)                \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_" #NAME "_get", dest, source, nelems, sizeof(TYPE), pe);            \
+        shmemi_rma_get("aclshmem_" #NAME "_get", NULL, dest, source, nelems, sizeof(TYPE), pe);      \
     }                                                                                                \
     void aclshmem_##NAME##_put_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe)            \
     {                                                                                                \
-        shmemi_rma_put("aclshmem_" #NAME "_put_nbi", dest, source, nelems, sizeof(TYPE), pe);        \
+        shmemi_rma_put("aclshmem_" #NAME "_put_nbi", NULL, dest, source, nelems, sizeof(TYPE), pe);  \
     }                                                                                                \
     void aclshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe)            \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_" #NAME "_get_nbi", dest, source, nelems, sizeof(TYPE), pe);        \
+        shmemi_rma_get("aclshmem_" #NAME "_get_nbi", NULL, dest, source, nelems, sizeof(TYPE), pe);  \
     }                                                                                                \
     void aclshmem_##NAME##_p(TYPE *dst, const TYPE value, int pe)                                    \
     {                                                                                                \
-        shmemi_rma_put("aclshmem_" #NAME "_p", dst, &value, 1, sizeof(TYPE), pe);                    \
+        shmemi_rma_put("aclshmem_" #NAME "_p", NULL, dst, &value, 1, sizeof(TYPE), pe);              \
     }                                                                                                \
     TYPE aclshmem_##NAME##_g(const TYPE *src, int32_t pe)                                            \
     {                                                                                                \
         TYPE value = 0;                                                                              \
-        shmemi_rma_get("aclshmem_" #NAME "_g", &value, src, 1, sizeof(TYPE), pe);                    \
+        shmemi_rma_get("aclshmem_" #NAME "_g", NULL, &value, src, 1, sizeof(TYPE), pe);              \
         return value;                                                                                \
     }                                                                                                \
     void aclshmem_##NAME##_iput(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst,        \
                                 size_t nelems, int pe)                                               \
     {                                                                                                \
-        shmemi_rma_iput("aclshmem_" #NAME "_iput", dest, source, dst, sst, nelems, sizeof(TYPE), pe); \
+        shmemi_rma_iput("aclshmem_" #NAME "_iput", NULL, dest, source, dst, sst, nelems, sizeof(TYPE), \
+                        pe);                                                                         \
     }                                                                                                \
     void aclshmem_##NAME##_iget(TYPE *dest, const TYPE *source, ptrdiff_t dst, ptrdiff_t sst,        \
                                 size_t nelems, int pe)                                               \
     {                                                                                                \
-        shmemi_rma_iget("aclshmem_" #NAME "_iget", dest, source, dst, sst, nelems, sizeof(TYPE), pe); \
+        shmemi_rma_iget("aclshmem_" #NAME "_iget", NULL, dest, source, dst, sst, nelems, sizeof(TYPE), \
+                        pe);                                                                         \
     }
 ACLSHMEM_RMA_TYPES(DEFINE_TYPED_RMA)
 
-#define DEFINE_SIZED_RMA(BITS)                                                                        \
+#define DEFINE_SIZED_RMA(BITS)                                                                       \
     void aclshmem_put##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe)              \
     {                                                                                                \
-        shmemi_rma_put("aclshmem_put" #BITS, dst, src, elem_size, BITS / 8, pe);                     \
+        shmemi_rma_put("aclshmem_put" #BITS, NULL, dst, src, elem_size, BITS / 8, pe);               \
     }                                                                                                \
     void aclshmem_get##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe)              \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_get" #BITS, dst, src, elem_size, BITS / 8, pe);                     \
+        shmemi_rma_get("aclshmem_get" #BITS, NULL, dst, src, elem_size, BITS / 8, pe);               \
     }                                                                                                \
     void aclshmem_put##BITS##_nbi(void *dst, const void *src, uint32_t elem_size, int32_t pe)        \
     {                                                                                                \
-        shmemi_rma_put("aclshmem_put" #BITS "_nbi", dst, src, elem_size, BITS / 8, pe);              \
+        shmemi_rma_put("aclshmem_put" #BITS "_nbi", NULL, dst, src, elem_size, BITS / 8, pe);        \
     }                                                                                                \
     void aclshmem_get##BITS##_nbi(void *dst, const void *src, uint32_t elem_size, int32_t pe)        \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_get" #BITS "_nbi", dst, src, elem_size, BITS / 8, pe);              \
+        shmemi_rma_get("aclshmem_get" #BITS "_nbi", NULL, dst, src, elem_size, BITS / 8, pe);        \
     }                                                                                                \
     void aclshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
                              size_t nelems, int pe)                                                  \
     {                                                                                                \
-        shmemi_rma_iput("aclshmem_iput" #BITS, dest, source, dst, sst, nelems, BITS / 8, pe);        \
+        shmemi_rma_iput("aclshmem_iput" #BITS, NULL, dest, source, dst, sst, nelems, BITS / 8, pe);  \
     }                                                                                                \
     void aclshmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
                              size_t nelems, int pe)                                                  \
     {                                                                                                \
-        shmemi_rma_iget("aclshmem_iget" #BITS, dest, source, dst, sst, nelems, BITS / 8, pe);        \
+        shmemi_rma_iget("aclshmem_iget" #BITS, NULL, dest, source, dst, sst, nelems, BITS / 8, pe);  \
     }
 ACLSHMEM_RMA_SIZES(DEFINE_SIZED_RMA)
 
@@ -252,14 +256,14 @@ void aclshmem_quiet(void)
 {
     shmemi_instance_t *inst = shmemi_require("aclshmem_quiet");
     if (inst)
-        shmemi_quiet(inst);
+        shmemi_quiet(inst, NULL);
 }
 
 void aclshmem_fence(void)
 {
     shmemi_instance_t *inst = shmemi_require("aclshmem_fence");
     if (inst)
-        shmemi_fence(inst);
+        shmemi_fence(inst, NULL);
 }
 
 void *shmemi_rma_ptr(const char *api, const void *ptr, int pe)

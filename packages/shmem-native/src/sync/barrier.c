@@ -33,7 +33,7 @@ static int dissemination_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
                         ((size_t)t->index * SHMEMI_BARRIER_ROUNDS + (size_t)k) * sizeof(uint64_t);
         const shmemi_transport_ops_t *tr = inst->transport[partner];
         shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1};
-        rc = tr->amo(inst, partner, SHMEMI_SEG_CTRL, offset, &arrive, NULL); /* wakes the partner */
+        rc = tr->amo(inst, NULL, partner, SHMEMI_SEG_CTRL, offset, &arrive, NULL); /* wakes the partner */
         if (rc != ACLSHMEM_SUCCESS)
             break;
         arrival_t a = {&mine->team_psync[t->index][k], ++epochs[k]};
@@ -96,7 +96,7 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
  * already the least there is; more members on one node: the node barrier. */
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
 {
-    SHMEMI_TRY(shmemi_quiet(inst));
+    SHMEMI_TRY(shmemi_quiet(inst, NULL));
     if (t->size == 1)
         return ACLSHMEM_SUCCESS;
     uint64_t start = shmemi_prof_begin(inst);

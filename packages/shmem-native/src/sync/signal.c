@@ -35,8 +35,8 @@ int shmemi_signal_check(shmemi_instance_t *inst, const char *api, const void *si
     return shmemi_signal_word_check(inst, api, sig_addr, sizeof(int32_t), sig_op, pe, seg, offset);
 }
 
-int shmemi_put_signal_word(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size,
-                           void *sig_addr, uint64_t signal, size_t sig_width, int sig_op, int pe)
+int shmemi_put_signal_word(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                           size_t elem_size, void *sig_addr, uint64_t signal, size_t sig_width, int sig_op, int pe)
 {
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst)
@@ -56,10 +56,10 @@ int shmemi_put_signal_word(const char *api, void *dst, const void *src, size_t n
     uint64_t start = shmemi_prof_begin(inst);
     const shmemi_transport_ops_t *t = inst->transport[pe];
     if (bytes)
-        SHMEMI_TRY(t->put(inst, pe, data_seg, data_offset, src, bytes));
+        SHMEMI_TRY(t->put(inst, ch, pe, data_seg, data_offset, src, bytes));
     shmemi_amo_t update = {.op = sig_op == ACLSHMEM_SIGNAL_SET ? SHMEMI_AMO_SET : SHMEMI_AMO_ADD,
                            .kind = SHMEMI_AMO_INT, .width = (int)sig_width, .value = signal};
-    SHMEMI_TRY(t->amo(inst, pe, sig_seg, sig_offset, &update, NULL)); /* wakes pe's waiters too */
+    SHMEMI_TRY(t->amo(inst, ch, pe, sig_seg, sig_offset, &update, NULL)); /* wakes pe's waiters too */
     shmemi_prof_end_frame(inst, bytes ? SHMEMI_FRAME_PUT_SIGNAL : SHMEMI_FRAME_SIGNAL_OP, start);
     return ACLSHMEM_SUCCESS;
 }
@@ -67,7 +67,7 @@ int shmemi_put_signal_word(const char *api, void *dst, const void *src, size_t n
 int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size,
                       void *sig_addr, int32_t signal, int sig_op, int pe)
 {
-    return shmemi_put_signal_word(api, dst, src, nelems, elem_size, sig_addr, (uint32_t)signal, sizeof(int32_t),
+    return shmemi_put_signal_word(api, NULL, dst, src, nelems, elem_size, sig_addr, (uint32_t)signal, sizeof(int32_t),
                                   sig_op, pe);
 }
 

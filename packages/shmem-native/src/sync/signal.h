@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/instance.h"
+#include "transport/transport.h"
 
 /* Checks a signal update: sig_op SET or ADD (ACLSHMEM_SIGNAL_*, the same values as
  * SHMEM_SIGNAL_*), sig_addr a word of width bytes (4 or 8) of a symmetric object, aligned
@@ -20,8 +21,8 @@ int shmemi_signal_check(shmemi_instance_t *inst, const char *api, const void *si
  * atomic SET/ADD of signal on the sig_width-byte word sig_addr there (4: the aclshmem API,
  * 8: OpenSHMEM's uint64_t), then pe's waiters are woken.  Everything is checked before
  * anything is written. */
-int shmemi_put_signal_word(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size,
-                           void *sig_addr, uint64_t signal, size_t sig_width, int sig_op, int pe);
+int shmemi_put_signal_word(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                           size_t elem_size, void *sig_addr, uint64_t signal, size_t sig_width, int sig_op, int pe);
 /* shmemi_put_signal_word on the aclshmem API's 32-bit signal word. */
 int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems, size_t elem_size,
                       void *sig_addr, int32_t signal, int sig_op, int pe);

@@ -26,13 +26,13 @@ static void host_wake_local(shmemi_instance_t *inst)
 
 static void host_put_local(shmemi_instance_t *inst, int seg, size_t offset, const void *src, size_t len)
 {
-    shmemi_transport_shm.put(inst, inst->my_pe, seg, offset, src, len);
+    shmemi_transport_shm.put(inst, NULL, inst->my_pe, seg, offset, src, len);
 }
 
 static uint64_t host_amo_local(shmemi_instance_t *inst, int seg, size_t offset, const shmemi_amo_t *a)
 {
     uint64_t old = 0;
-    shmemi_transport_shm.amo(inst, inst->my_pe, seg, offset, a, &old);
+    shmemi_transport_shm.amo(inst, NULL, inst->my_pe, seg, offset, a, &old);
     return old;
 }
 

@@ -17,7 +17,7 @@
 #include "transport/transport.h"
 
 /* Bump when this header, transport.h or a struct a plug-in reads changes shape. */
-#define SHMEMI_PLUGIN_ABI 3
+#define SHMEMI_PLUGIN_ABI 4
 
 /* The file name of the UCX plug-in, looked for beside libaclshmem unless SHMEM_UCX_PLUGIN
  * names another path. */
@@ -63,6 +63,11 @@ typedef struct shmemi_plugin {
     /* A waiter of this PE stops polling and goes to sleep: from now on the plug-in must
      * progress by itself (and ring the doorbell) until a thread polls again. */
     void (*before_sleep)(shmemi_instance_t *inst);
+    /* A channel of its own for a new context (see shmemi_channel_t), in *ch: not collective,
+     * peers take part only as targets. */
+    int (*channel_open)(shmemi_instance_t *inst, shmemi_channel_t **ch);
+    /* Completes ch's operations and ends it.  Channels still open at stop end there. */
+    void (*channel_close)(shmemi_instance_t *inst, shmemi_channel_t *ch);
     /* Ends everything start made (no collective: peers may be gone). */
     void (*stop)(shmemi_instance_t *inst);
 } shmemi_plugin_t;

@@ -82,16 +82,28 @@ int shmemi_transport_select(shmemi_instance_t *inst)
     return remote ? connect_remote(inst, remote) : ACLSHMEM_SUCCESS;
 }
 
-int shmemi_transport_quiet(shmemi_instance_t *inst)
+int shmemi_transport_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    SHMEMI_TRY(shmemi_transport_shm.quiet(inst));
-    return inst->plugin ? inst->plugin->ops(inst)->quiet(inst) : ACLSHMEM_SUCCESS;
+    SHMEMI_TRY(shmemi_transport_shm.quiet(inst, ch));
+    return inst->plugin ? inst->plugin->ops(inst)->quiet(inst, ch) : ACLSHMEM_SUCCESS;
 }
 
-int shmemi_transport_fence(shmemi_instance_t *inst)
+int shmemi_transport_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    SHMEMI_TRY(shmemi_transport_shm.fence(inst));
-    return inst->plugin ? inst->plugin->ops(inst)->fence(inst) : ACLSHMEM_SUCCESS;
+    SHMEMI_TRY(shmemi_transport_shm.fence(inst, ch));
+    return inst->plugin ? inst->plugin->ops(inst)->fence(inst, ch) : ACLSHMEM_SUCCESS;
+}
+
+int shmemi_transport_channel_open(shmemi_instance_t *inst, shmemi_channel_t **ch)
+{
+    *ch = NULL;
+    return inst->plugin ? inst->plugin->channel_open(inst, ch) : ACLSHMEM_SUCCESS;
+}
+
+void shmemi_transport_channel_close(shmemi_instance_t *inst, shmemi_channel_t *ch)
+{
+    if (ch && inst->plugin)
+        inst->plugin->channel_close(inst, ch);
 }
 
 void shmemi_transport_fini(shmemi_instance_t *inst)

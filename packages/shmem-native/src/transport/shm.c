@@ -124,8 +124,12 @@ static inline void copy_bytes(uint8_t *dst, const uint8_t *src, size_t len)
         memmove(dst, src, len);
 }
 
-static int shm_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+/* ch is ignored by every shm op: an operation here is complete when it returns (see
+ * shmemi_channel_t). */
+static int shm_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
+                   size_t len)
 {
+    (void)ch;
     uint8_t *dst = peer_addr(inst, pe, seg, offset);
     if (is_word(dst, len))
         store_word(dst, src, len);
@@ -134,8 +138,10 @@ static int shm_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, cons
     return ACLSHMEM_SUCCESS;
 }
 
-static int shm_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
+static int shm_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                   size_t len)
 {
+    (void)ch;
     const uint8_t *src = peer_addr(inst, pe, seg, offset);
     if (is_word(src, len))
         load_word(dst, src, len);
@@ -198,9 +204,10 @@ static void wake_sleepers(shmemi_instance_t *inst, int pe)
     }
 SHM_AMO_WIDTHS(DEFINE_WORD_AMO)
 
-static int shm_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
-                   uint64_t *fetched)
+static int shm_amo(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                   const shmemi_amo_t *a, uint64_t *fetched)
 {
+    (void)ch;
     uint8_t *word = peer_addr(inst, pe, seg, offset);
     uint64_t old;
     switch (a->width) {
@@ -225,17 +232,17 @@ static void shm_notify(shmemi_instance_t *inst, int pe)
     shmemi_doorbell_notify(shmemi_ctrl_of(inst, pe));
 }
 
-static int shm_quiet(shmemi_instance_t *inst)
+static int shm_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    (void)inst;
+    (void)inst, (void)ch;
     atomic_thread_fence(memory_order_seq_cst); /* every shm operation completes when issued */
     return ACLSHMEM_SUCCESS;
 }
 
 /* A put here is a store complete when issued, so order is a CPU fence. */
-static int shm_fence(shmemi_instance_t *inst)
+static int shm_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    (void)inst;
+    (void)inst, (void)ch;
     atomic_thread_fence(memory_order_seq_cst);
     return ACLSHMEM_SUCCESS;
 }

@@ -9,6 +9,14 @@
 
 struct shmemi_instance;
 
+/* A channel: where the operations of one OpenSHMEM context travel and how they complete, so
+ * that a context's quiet completes that context's operations and no others.  NULL is the
+ * PE's default channel (every aclshmem call, SHMEM_CTX_DEFAULT, the library's own traffic).
+ * Only transports that complete operations later than they issue them have channels of
+ * their own (the UCX plug-in defines the struct: a worker and endpoints per channel); shm
+ * completes every operation as it issues it and ignores the argument. */
+typedef struct shmemi_channel shmemi_channel_t;
+
 /* An atomic memory operation on one word of width 1, 2, 4 or 8 bytes, aligned to its width.
  * Operands and results are the word's bit pattern in the low `width` bytes of a uint64_t
  * (integers zero-extended, floats as their IEEE bits), so one entry serves every type. */
@@ -46,21 +54,23 @@ uint64_t shmemi_amo_result(const shmemi_amo_t *a, uint64_t old);
 
 typedef struct shmemi_transport_ops {
     const char *name;
-    int (*put)(struct shmemi_instance *inst, int pe, int seg, size_t offset, const void *src, size_t len);
-    int (*get)(struct shmemi_instance *inst, int pe, int seg, size_t offset, void *dst, size_t len);
+    int (*put)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
+               size_t len);
+    int (*get)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+               size_t len);
     /* The AMO a on pe's word at (seg, offset), atomic with respect to every other AMO on
      * that word from any PE or thread, and ordered after every earlier put to pe.  *fetched
      * (if not NULL) gets the word's old value.  When the word changed, pe's waiters wake
      * (the transport knows how to do that cheaply for its own writes; no notify needed). */
-    int (*amo)(struct shmemi_instance *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
-               uint64_t *fetched);
+    int (*amo)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+               const shmemi_amo_t *a, uint64_t *fetched);
     /* Wakes pe's waiters after writes to it. */
     void (*notify)(struct shmemi_instance *inst, int pe);
-    /* Completes every operation issued to any PE through this transport. */
-    int (*quiet)(struct shmemi_instance *inst);
-    /* Orders: every put, AMO and signal issued to a PE before it is applied there before
-     * any issued after it (what OpenSHMEM's fence promises); completes nothing. */
-    int (*fence)(struct shmemi_instance *inst);
+    /* Completes every operation issued through this transport on channel ch, to any PE. */
+    int (*quiet)(struct shmemi_instance *inst, shmemi_channel_t *ch);
+    /* Orders: every put, AMO and signal issued on ch to a PE before it is applied there
+     * before any issued on ch after it (what OpenSHMEM's fence promises); completes nothing. */
+    int (*fence)(struct shmemi_instance *inst, shmemi_channel_t *ch);
     /* A load/store address of pe's (seg, offset), or NULL if there is none. */
     void *(*ptr)(struct shmemi_instance *inst, int pe, int seg, size_t offset);
 } shmemi_transport_ops_t;
@@ -70,10 +80,15 @@ extern const shmemi_transport_ops_t shmemi_transport_shm;
 /* Collective: picks a transport for every PE of inst: shm on this node; for PEs on other
  * nodes the UCX plug-in, loaded and connected here (every PE fails when one cannot). */
 int shmemi_transport_select(struct shmemi_instance *inst);
-/* Completes every operation of every transport inst uses. */
-int shmemi_transport_quiet(struct shmemi_instance *inst);
-/* Orders the operations of every transport inst uses, per target PE (a fence). */
-int shmemi_transport_fence(struct shmemi_instance *inst);
+/* Completes the operations of channel ch on every transport inst uses. */
+int shmemi_transport_quiet(struct shmemi_instance *inst, shmemi_channel_t *ch);
+/* Orders the operations of channel ch on every transport inst uses, per target PE (a fence). */
+int shmemi_transport_fence(struct shmemi_instance *inst, shmemi_channel_t *ch);
+/* A channel of its own for a new context: *ch is NULL (the default channel) when no
+ * transport of inst needs channels (a job on one node).  Not collective. */
+int shmemi_transport_channel_open(struct shmemi_instance *inst, shmemi_channel_t **ch);
+/* Completes ch's operations and ends it (NULL: nothing to do). */
+void shmemi_transport_channel_close(struct shmemi_instance *inst, shmemi_channel_t *ch);
 /* Ends what select started (not collective). */
 void shmemi_transport_fini(struct shmemi_instance *inst);
 

@@ -2,11 +2,16 @@
  * osh_nodes.c - an OpenSHMEM program that checks what differs when the PEs sit on several
  * nodes: SHMEM_TEAM_SHARED is this node's PEs, shmem_ptr reaches only them, and contexts
  * (of the world and of a team), AMOs, put with signal, waits, a global variable as a target,
- * a lock and collectives (team-based and over active sets) all work between nodes.  Started by oshrun; OSH_PPN is the number of PEs per
- * node (unset: every PE on one node).  Prints "PASS PE <n>" and exits 0, or says what was
+ * a lock and collectives (team-based and over active sets) all work between nodes; and that
+ * contexts have channels of their own there (a context's quiet completes what it sent, seen
+ * through another channel; threads with private contexts; contexts made and destroyed
+ * many times leave no file descriptors behind).  Started by oshrun; OSH_PPN is the number
+ * of PEs per node (unset: every PE on one node).  Prints "PASS PE <n>" and exits 0, or says what was
  * wrong and exits 1.  Run on one node by meson test osh_nodes, across nodes by
  * tests/multinode/test_openshmem_nodes.py.
  */
+#include <dirent.h>
+#include <pthread.h>
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdio.h>
@@ -72,6 +77,126 @@ static void check_contexts(int me, int n, int ppn)
     shmem_barrier_all();
     if (me == 2 * ((n + 1) / 2 - 1))
         CHECK(box[1] == (me == 0 ? (long)n * (n + 1) / 2 : 0) + (n + 1) / 2);
+    shmem_barrier_all();
+    shmem_free(box);
+}
+
+/* A context's quiet completes its puts at the target, also as seen through another
+ * channel: 64 KiB (several pieces on the wire) on a private context, its quiet, then a
+ * flag through the default context; the target reads the data once the flag is up. */
+static void check_context_quiet(int me, int n, int ppn)
+{
+    enum { COUNT = 8192 };
+    long *data = shmem_calloc(COUNT, sizeof(long)), *flag = shmem_calloc(1, sizeof(long));
+    long *mine = malloc(COUNT * sizeof(long));
+    int ahead = (me + ppn) % n, behind = (me + n - ppn) % n;
+    for (int i = 0; i < COUNT; i++)
+        mine[i] = (long)me * COUNT + i;
+    shmem_barrier_all();
+    shmem_ctx_t ctx;
+    CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0);
+    shmem_ctx_long_put_nbi(ctx, data, mine, COUNT, ahead);
+    shmem_ctx_quiet(ctx);
+    shmem_long_atomic_set(flag, 1, ahead);
+    shmem_long_wait_until(flag, SHMEM_CMP_EQ, 1);
+    CHECK(data[0] == (long)behind * COUNT && data[COUNT - 1] == (long)behind * COUNT + COUNT - 1);
+    shmem_ctx_destroy(ctx);
+    shmem_barrier_all();
+    free(mine);
+    shmem_free(data);
+    shmem_free(flag);
+}
+
+/* THREADS threads, each with a private context of its own: each puts its slice of a block
+ * to the PE one node ahead and adds to a counter on PE 0, then quiets its context. */
+enum { THREADS = 4, SLICE = 256 };
+
+typedef struct {
+    long *block, *counter;
+    int me, ahead, index, failed;
+} slice_job_t;
+
+static void *put_slice(void *arg)
+{
+    slice_job_t *job = arg;
+    shmem_ctx_t ctx;
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) != 0) {
+        job->failed = 1;
+        return NULL;
+    }
+    long values[SLICE];
+    for (int i = 0; i < SLICE; i++)
+        values[i] = job->me * 100000L + job->index * 1000L + i;
+    shmem_ctx_long_put(ctx, job->block + job->index * SLICE, values, SLICE, job->ahead);
+    shmem_ctx_long_atomic_add(ctx, job->counter, 1, 0);
+    shmem_ctx_quiet(ctx);
+    shmem_ctx_destroy(ctx);
+    return NULL;
+}
+
+static void check_threads_with_contexts(int me, int n, int ppn)
+{
+    long *block = shmem_calloc(THREADS * SLICE, sizeof(long)), *counter = shmem_calloc(1, sizeof(long));
+    int behind = (me + n - ppn) % n;
+    shmem_barrier_all();
+    pthread_t thread[THREADS];
+    slice_job_t job[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        job[t] = (slice_job_t){block, counter, me, (me + ppn) % n, t, 0};
+        CHECK(pthread_create(&thread[t], NULL, put_slice, &job[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(thread[t], NULL);
+        CHECK(!job[t].failed);
+    }
+    shmem_barrier_all();
+    for (int t = 0; t < THREADS; t++)
+        CHECK(block[t * SLICE + SLICE - 1] == behind * 100000L + t * 1000L + SLICE - 1);
+    if (me == 0)
+        CHECK(*counter == (long)n * THREADS);
+    shmem_barrier_all();
+    shmem_free(block);
+    shmem_free(counter);
+}
+
+static int open_fds(void)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    int count = 0;
+    for (struct dirent *e = dir ? readdir(dir) : NULL; e; e = readdir(dir))
+        count += e->d_name[0] != '.';
+    if (dir)
+        closedir(dir);
+    return count;
+}
+
+/* Contexts made, used across nodes and destroyed again and again: every one's worker,
+ * sockets and endpoints go with it, here and at the PE it wrote to. */
+static void check_context_churn(int me, int n, int ppn)
+{
+    enum { CYCLES = 30 };
+    long *box = shmem_calloc(1, sizeof(long));
+    int ahead = (me + ppn) % n;
+    shmem_ctx_t ctx;
+    CHECK(shmem_ctx_create(0, &ctx) == 0); /* the first one may set up what stays */
+    shmem_ctx_long_p(ctx, box, 1, ahead);
+    shmem_ctx_destroy(ctx);
+    shmem_barrier_all();
+    int before = open_fds();
+    for (int i = 0; i < CYCLES; i++) {
+        CHECK(shmem_ctx_create(0, &ctx) == 0);
+        shmem_ctx_long_atomic_add(ctx, box, 1, ahead);
+        shmem_ctx_quiet(ctx);
+        if (i == 0 && ppn < n) /* across nodes: a worker of its own (its sockets, event fds) */
+            CHECK(open_fds() > before);
+        shmem_ctx_destroy(ctx);
+    }
+    shmem_barrier_all();
+    CHECK(*box == 1 + CYCLES);
+    int after = open_fds();
+    if (after > before + 2)
+        printf("PE %d: %d file descriptors open before %d context cycles, %d after\n", me, before, CYCLES, after);
+    CHECK(after <= before + 2);
     shmem_barrier_all();
     shmem_free(box);
 }
@@ -147,12 +272,17 @@ static void check_lock(int me, int n)
 
 int main(void)
 {
-    shmem_init();
+    int provided = 0;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
     int me = shmem_my_pe(), n = shmem_n_pes();
+    CHECK(provided == SHMEM_THREAD_MULTIPLE);
     const char *ppn_text = getenv("OSH_PPN");
     int ppn = ppn_text ? atoi(ppn_text) : n;
     check_shared_team(me, n, ppn);
     check_contexts(me, n, ppn);
+    check_context_quiet(me, n, ppn);
+    check_threads_with_contexts(me, n, ppn);
+    check_context_churn(me, n, ppn);
     check_signal_and_globals(me, n, ppn);
     check_lock(me, n);
     check_collectives(me, n, ppn);

@@ -23,20 +23,22 @@
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
-static ucx_peer_t *peer_of(ucx_state_t *st, int pe)
-{
-    return &st->peers[pe];
-}
-
-/* Sends h (and len bytes at data) to pe and waits until UCX has taken both. */
-static int am_send(ucx_state_t *st, int pe, const shmemi_am_header_t *h, const void *data, size_t len,
+/* Sends h (and len bytes at data) to pe on channel c and waits until UCX has taken both.  A
+ * context channel asks for UCP's reply endpoint, so that the answers to its requests come
+ * back to its own worker. */
+static int am_send(ucx_channel_t *c, int pe, const shmemi_am_header_t *h, const void *data, size_t len,
                    const char *what)
 {
-    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_AM_SEND_FLAG_EAGER};
-    pthread_mutex_lock(&st->lock);
-    ucs_status_ptr_t req = ucp_am_send_nbx(peer_of(st, pe)->ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
-    pthread_mutex_unlock(&st->lock);
-    return shmemi_ucx_wait(st, req, what, pe);
+    uint32_t flags = UCP_AM_SEND_FLAG_EAGER | (c == &c->st->main ? 0 : UCP_AM_SEND_FLAG_REPLY);
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = flags};
+    ucp_ep_h ep;
+    pthread_mutex_lock(&c->lock);
+    int rc = shmemi_ucx_endpoint(c, pe, &ep);
+    ucs_status_ptr_t req = rc == ACLSHMEM_SUCCESS
+                               ? ucp_am_send_nbx(ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param)
+                               : NULL;
+    pthread_mutex_unlock(&c->lock);
+    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, what, pe) : rc;
 }
 
 typedef struct {
@@ -47,117 +49,125 @@ typedef struct {
     uint64_t token;
 } slot_request_t;
 
-/* Under st->lock: takes a free slot for the request, if there is one. */
-static int slot_taken(ucx_state_t *st, void *arg)
+/* Under c->lock: takes a free slot for the request, if there is one. */
+static int slot_taken(ucx_channel_t *c, void *arg)
 {
     slot_request_t *r = arg;
-    r->token = shmemi_am_pending_take(&st->pending, r->op, r->pe, r->dst, r->len);
+    r->token = shmemi_am_pending_take(&c->pending, r->op, r->pe, r->dst, r->len);
     return r->token != 0;
 }
 
-/* A request slot for op to pe (its token).  When all are in use (many threads with
- * requests in flight), progresses until one of them is answered. */
-static int take_slot(ucx_state_t *st, uint8_t op, int pe, void *dst, size_t len, uint64_t *token)
+/* A request slot of channel c for op to pe (its token).  When all are in use (many threads
+ * with requests in flight), progresses until one of them is answered. */
+static int take_slot(ucx_channel_t *c, uint8_t op, int pe, void *dst, size_t len, uint64_t *token)
 {
     slot_request_t r = {op, pe, dst, len, 0};
-    pthread_mutex_lock(&st->lock);
-    int taken = slot_taken(st, &r);
-    pthread_mutex_unlock(&st->lock);
-    int rc = taken ? ACLSHMEM_SUCCESS : shmemi_ucx_poll_until(st, slot_taken, &r);
+    pthread_mutex_lock(&c->lock);
+    int taken = slot_taken(c, &r);
+    pthread_mutex_unlock(&c->lock);
+    int rc = taken ? ACLSHMEM_SUCCESS : shmemi_ucx_poll_until(c, slot_taken, &r);
     *token = r.token;
     return rc;
 }
 
-static void release_slot(ucx_state_t *st, uint64_t token)
+static void release_slot(ucx_channel_t *c, uint64_t token)
 {
-    pthread_mutex_lock(&st->lock);
-    shmemi_am_pending_release(&st->pending, token);
-    pthread_mutex_unlock(&st->lock);
+    pthread_mutex_lock(&c->lock);
+    shmemi_am_pending_release(&c->pending, token);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Waits for the reply to token; its value in *value (if not NULL).  The slot is freed
  * either way, so that a reply arriving after a failure is dropped. */
-static int await_reply(ucx_state_t *st, uint64_t token, uint64_t *value)
+static int await_reply(ucx_channel_t *c, uint64_t token, uint64_t *value)
 {
-    shmemi_am_slot_t *slot = shmemi_am_pending_slot(&st->pending, token);
-    int rc = shmemi_ucx_wait_state(st, &slot->state, SHMEMI_AM_SLOT_DONE);
+    shmemi_am_slot_t *slot = shmemi_am_pending_slot(&c->pending, token);
+    int rc = shmemi_ucx_wait_state(c, &slot->state, SHMEMI_AM_SLOT_DONE);
     if (rc == ACLSHMEM_SUCCESS && value)
         *value = slot->value;
-    release_slot(st, token);
+    release_slot(c, token);
     return rc;
 }
 
-static void mark_written(ucx_state_t *st, int pe)
+static void mark_written(ucx_channel_t *c, int pe)
 {
-    pthread_mutex_lock(&st->lock);
-    peer_of(st, pe)->dirty = 1;
-    pthread_mutex_unlock(&st->lock);
+    pthread_mutex_lock(&c->lock);
+    c->dirty[pe] = 1;
+    pthread_mutex_unlock(&c->lock);
 }
 
-static int am_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+static void header_for(ucx_channel_t *c, shmemi_am_header_t *h, shmemi_am_op_t op, int pe)
 {
-    ucx_state_t *st = ucx_state(inst);
+    shmemi_am_header_init(h, c->st->peers[pe].cap, op, c->st->inst->my_pe);
+}
+
+static int am_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
+                  size_t len)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
     shmemi_am_header_t h;
-    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_PUT, inst->my_pe);
+    header_for(c, &h, SHMEMI_AM_PUT, pe);
     h.seg = (uint8_t)seg;
-    mark_written(st, pe);
+    mark_written(c, pe);
     size_t done = 0;
     do {
         size_t piece = len - done < AM_PIECE ? len - done : AM_PIECE;
         h.offset = offset + done;
         h.len = piece;
-        SHMEMI_TRY(am_send(st, pe, &h, (const uint8_t *)src + done, piece, "a put"));
+        SHMEMI_TRY(am_send(c, pe, &h, (const uint8_t *)src + done, piece, "a put"));
         done += piece;
     } while (done < len);
     return ACLSHMEM_SUCCESS;
 }
 
 /* One piece of a get: asks for it (the reply lands in dst) and returns its token. */
-static int ask_piece(ucx_state_t *st, int pe, int seg, size_t offset, void *dst, size_t len, uint64_t *token)
+static int ask_piece(ucx_channel_t *c, int pe, int seg, size_t offset, void *dst, size_t len, uint64_t *token)
 {
-    SHMEMI_TRY(take_slot(st, SHMEMI_AM_GET, pe, dst, len, token));
+    SHMEMI_TRY(take_slot(c, SHMEMI_AM_GET, pe, dst, len, token));
     shmemi_am_header_t h;
-    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_GET, st->inst->my_pe);
+    header_for(c, &h, SHMEMI_AM_GET, pe);
     h.seg = (uint8_t)seg;
     h.offset = offset;
     h.len = len;
     h.token = *token;
-    int rc = am_send(st, pe, &h, NULL, 0, "a get");
+    int rc = am_send(c, pe, &h, NULL, 0, "a get");
     if (rc != ACLSHMEM_SUCCESS)
-        release_slot(st, *token);
+        release_slot(c, *token);
     return rc;
 }
 
 /* Up to AM_GET_WINDOW pieces in flight: the oldest is awaited before another is asked. */
-static int am_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
+static int am_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                  size_t len)
 {
-    ucx_state_t *st = ucx_state(inst);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     uint64_t token[AM_GET_WINDOW];
     size_t asked = 0;
     int oldest = 0, in_flight = 0, rc = ACLSHMEM_SUCCESS;
     while (rc == ACLSHMEM_SUCCESS && (asked < len || in_flight > 0)) {
         if (asked < len && in_flight < AM_GET_WINDOW) {
             size_t piece = len - asked < AM_PIECE ? len - asked : AM_PIECE;
-            rc = ask_piece(st, pe, seg, offset + asked, (uint8_t *)dst + asked, piece,
+            rc = ask_piece(c, pe, seg, offset + asked, (uint8_t *)dst + asked, piece,
                            &token[(oldest + in_flight) % AM_GET_WINDOW]);
             in_flight += rc == ACLSHMEM_SUCCESS;
             asked += piece;
         } else {
-            rc = await_reply(st, token[oldest], NULL);
+            rc = await_reply(c, token[oldest], NULL);
             oldest = (oldest + 1) % AM_GET_WINDOW;
             in_flight--;
         }
     }
     for (; in_flight > 0; in_flight--, oldest = (oldest + 1) % AM_GET_WINDOW)
-        release_slot(st, token[oldest]); /* a failure left these unanswered */
+        release_slot(c, token[oldest]); /* a failure left these unanswered */
     return rc;
 }
 
-static int am_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a, uint64_t *fetched)
+static int am_amo(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                  const shmemi_amo_t *a, uint64_t *fetched)
 {
-    ucx_state_t *st = ucx_state(inst);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     shmemi_am_header_t h;
-    shmemi_am_header_init(&h, peer_of(st, pe)->cap, SHMEMI_AM_AMO, inst->my_pe);
+    header_for(c, &h, SHMEMI_AM_AMO, pe);
     h.seg = (uint8_t)seg;
     h.offset = offset;
     h.amo_op = (uint8_t)a->op;
@@ -166,16 +176,16 @@ static int am_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const
     h.value = a->value;
     h.cond = a->cond;
     if (!fetched) { /* posted: complete at the next quiet, as a put */
-        mark_written(st, pe);
-        return am_send(st, pe, &h, NULL, 0, "an atomic operation");
+        mark_written(c, pe);
+        return am_send(c, pe, &h, NULL, 0, "an atomic operation");
     }
-    SHMEMI_TRY(take_slot(st, SHMEMI_AM_AMO, pe, NULL, 0, &h.token));
-    int rc = am_send(st, pe, &h, NULL, 0, "an atomic operation");
+    SHMEMI_TRY(take_slot(c, SHMEMI_AM_AMO, pe, NULL, 0, &h.token));
+    int rc = am_send(c, pe, &h, NULL, 0, "an atomic operation");
     if (rc != ACLSHMEM_SUCCESS) {
-        release_slot(st, h.token);
+        release_slot(c, h.token);
         return rc;
     }
-    return await_reply(st, h.token, fetched);
+    return await_reply(c, h.token, fetched);
 }
 
 /* Nothing to ring: the target applies our messages in its own progress and rings its own
@@ -185,46 +195,45 @@ static void am_notify(shmemi_instance_t *inst, int pe)
     (void)inst, (void)pe;
 }
 
-/* A FLUSH to every PE written since the last quiet, then their answers. */
-static int am_quiet(shmemi_instance_t *inst)
+/* A FLUSH to every PE written on the channel since its last quiet, then their answers. */
+static int am_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    ucx_state_t *st = ucx_state(inst);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     int rc = ACLSHMEM_SUCCESS;
     uint64_t *tokens = calloc((size_t)inst->n_pes, sizeof(*tokens));
     if (!tokens)
-        return st->host->fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+        return c->st->host->fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     for (int pe = 0; pe < inst->n_pes && rc == ACLSHMEM_SUCCESS; pe++) {
-        ucx_peer_t *peer = peer_of(st, pe);
-        pthread_mutex_lock(&st->lock);
-        int written = peer->dirty;
-        peer->dirty = 0;
-        pthread_mutex_unlock(&st->lock);
+        pthread_mutex_lock(&c->lock);
+        int written = c->dirty[pe];
+        c->dirty[pe] = 0;
+        pthread_mutex_unlock(&c->lock);
         if (!written)
             continue;
-        rc = take_slot(st, SHMEMI_AM_FLUSH, pe, NULL, 0, &tokens[pe]);
+        rc = take_slot(c, SHMEMI_AM_FLUSH, pe, NULL, 0, &tokens[pe]);
         shmemi_am_header_t h;
-        shmemi_am_header_init(&h, peer->cap, SHMEMI_AM_FLUSH, inst->my_pe);
+        header_for(c, &h, SHMEMI_AM_FLUSH, pe);
         h.token = tokens[pe];
         if (rc == ACLSHMEM_SUCCESS)
-            rc = am_send(st, pe, &h, NULL, 0, "quiet (a flush)");
+            rc = am_send(c, pe, &h, NULL, 0, "quiet (a flush)");
     }
     for (int pe = 0; pe < inst->n_pes; pe++) {
         if (!tokens[pe])
             continue;
         if (rc == ACLSHMEM_SUCCESS)
-            rc = await_reply(st, tokens[pe], NULL);
+            rc = await_reply(c, tokens[pe], NULL);
         else
-            release_slot(st, tokens[pe]);
+            release_slot(c, tokens[pe]);
     }
     free(tokens);
     return rc;
 }
 
-/* Nothing to do: the messages of this PE to one PE are sent eagerly, one after the other,
- * on one lane, and applied in that order (see the top of this file). */
-static int am_fence(shmemi_instance_t *inst)
+/* Nothing to do: the messages of one channel to one PE are sent eagerly, one after the
+ * other, on one lane, and applied in that order (see the top of this file). */
+static int am_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    (void)inst;
+    (void)inst, (void)ch;
     return ACLSHMEM_SUCCESS;
 }
 
@@ -249,20 +258,20 @@ const shmemi_transport_ops_t shmemi_ucx_am_ops = {
 
 static void target_put(void *ctx, int seg, size_t offset, const void *src, size_t len)
 {
-    ucx_state_t *st = ctx;
-    st->host->put_local(st->inst, seg, offset, src, len);
+    ucx_channel_t *c = ctx;
+    c->st->host->put_local(c->st->inst, seg, offset, src, len);
 }
 
 static uint64_t target_amo(void *ctx, int seg, size_t offset, const shmemi_amo_t *a)
 {
-    ucx_state_t *st = ctx;
-    return st->host->amo_local(st->inst, seg, offset, a);
+    ucx_channel_t *c = ctx;
+    return c->st->host->amo_local(c->st->inst, seg, offset, a);
 }
 
 static int target_can_reply(void *ctx, int pe)
 {
-    ucx_state_t *st = ctx;
-    return peer_of(st, pe)->ep != NULL;
+    ucx_channel_t *c = ctx;
+    return c->st->main.ep[pe] != NULL; /* a PE of another node */
 }
 
 /* A reply that UCX could not send at once is done (sent, or cancelled as its endpoint
@@ -274,14 +283,15 @@ static void reply_sent(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-/* Runs inside the worker's progress, under st->lock. */
+/* Runs inside the worker's progress, under c->lock.  The reply goes where the request asked
+ * (a context channel of the requester) or else to the requester's main worker. */
 static void target_reply(void *ctx, int pe, uint64_t token, uint64_t value, const void *data, size_t len)
 {
-    ucx_state_t *st = ctx;
+    ucx_channel_t *c = ctx;
     shmemi_am_header_t *h = malloc(sizeof(*h));
     if (!h)
         return; /* the requester's wait ends when the job fails or this PE answers again */
-    shmemi_am_header_init(h, peer_of(st, pe)->cap, SHMEMI_AM_REPLY, st->inst->my_pe);
+    header_for(c, h, SHMEMI_AM_REPLY, pe);
     h->token = token;
     h->value = value;
     h->len = len;
@@ -291,7 +301,8 @@ static void target_reply(void *ctx, int pe, uint64_t token, uint64_t value, cons
         .cb.send = reply_sent,
         .user_data = h,
     };
-    ucs_status_ptr_t req = ucp_am_send_nbx(peer_of(st, pe)->ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
+    ucp_ep_h ep = c->reply_ep ? c->reply_ep : c->st->main.ep[pe];
+    ucs_status_ptr_t req = ucp_am_send_nbx(ep, SHMEMI_AM_UCP_ID, h, sizeof(*h), data, len, &param);
     if (!UCS_PTR_IS_PTR(req))
         free(h); /* sent at once (or failed): no callback will come */
 }
@@ -306,9 +317,10 @@ static uint64_t total_dropped(const shmemi_am_target_t *t)
 
 /* Logs the first message dropped at warning level, later ones at debug level, so that a
  * flood of forged messages cannot flood the log. */
-static void note_drop(ucx_state_t *st, shmemi_am_drop_t why)
+static void note_drop(ucx_channel_t *c, shmemi_am_drop_t why)
 {
-    int first = total_dropped(&st->target) == 1;
+    ucx_state_t *st = c->st;
+    int first = total_dropped(&c->target) == 1;
     st->host->log(first ? SHMEMI_LOG_WARN : SHMEMI_LOG_DEBUG, "PE %d: data plane: dropped an active message (%s)%s",
                   st->inst->my_pe, shmemi_am_drop_names[why],
                   first ? "; further drops are logged at debug level and counted" : "");
@@ -317,14 +329,17 @@ static void note_drop(ucx_state_t *st, shmemi_am_drop_t why)
 static ucs_status_t am_arrived(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                const ucp_am_recv_param_t *param)
 {
-    ucx_state_t *st = arg;
+    ucx_channel_t *c = arg;
     shmemi_am_drop_t result;
-    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) /* we never send rendezvous: not ours */
-        st->target.dropped[result = SHMEMI_AM_DROP_MALFORMED]++;
-    else
-        result = shmemi_am_receive(&st->target, header, header_length, data, length);
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) { /* we never send rendezvous: not ours */
+        c->target.dropped[result = SHMEMI_AM_DROP_MALFORMED]++;
+    } else {
+        c->reply_ep = param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP ? param->reply_ep : NULL;
+        result = shmemi_am_receive(&c->target, header, header_length, data, length);
+        c->reply_ep = NULL;
+    }
     if (result != SHMEMI_AM_APPLIED)
-        note_drop(st, result);
+        note_drop(c, result);
     return UCS_OK; /* the data is not kept (UCX releases it; a rendezvous is dropped) */
 }
 
@@ -333,10 +348,10 @@ static ucs_status_t am_arrived(void *arg, const void *header, size_t header_leng
 static ucs_status_t am_foreign(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                const ucp_am_recv_param_t *param)
 {
-    ucx_state_t *st = arg;
+    ucx_channel_t *c = arg;
     (void)header, (void)header_length, (void)data, (void)length, (void)param;
-    st->target.dropped[SHMEMI_AM_DROP_MALFORMED]++;
-    note_drop(st, SHMEMI_AM_DROP_MALFORMED);
+    c->target.dropped[SHMEMI_AM_DROP_MALFORMED]++;
+    note_drop(c, SHMEMI_AM_DROP_MALFORMED);
     return UCS_OK;
 }
 
@@ -346,7 +361,7 @@ static ucs_status_t am_foreign(void *arg, const void *header, size_t header_leng
  * the memory (ucp_am.c, ucp_worker_set_am_handler_common), so a message under another id
  * would call a stale pointer.  Setting ids 0, 1, 2 ... in turn leaves no such entry (the
  * table grows to an even capacity at least twice the old one: 2, 4, 8). */
-static int set_handlers(ucx_state_t *st)
+static int set_handlers(ucx_channel_t *c)
 {
     for (unsigned id = 0; id <= SHMEMI_AM_UCP_ID; id++) {
         ucp_am_handler_param_t param = {
@@ -355,38 +370,45 @@ static int set_handlers(ucx_state_t *st)
             .id = id,
             .flags = UCP_AM_FLAG_WHOLE_MSG,
             .cb = id == SHMEMI_AM_UCP_ID ? am_arrived : am_foreign,
-            .arg = st,
+            .arg = c,
         };
-        ucs_status_t status = ucp_worker_set_am_recv_handler(st->worker, &param);
+        ucs_status_t status = ucp_worker_set_am_recv_handler(c->worker, &param);
         if (status != UCS_OK)
-            return shmemi_ucx_fail(st, status, "active-message handler");
+            return shmemi_ucx_fail(c->st, status, "active-message handler");
     }
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_ucx_am_listen(ucx_state_t *st)
+int shmemi_ucx_am_listen(ucx_channel_t *c)
 {
-    shmemi_instance_t *inst = st->inst;
-    shmemi_am_target_t *t = &st->target;
-    t->my_pe = inst->my_pe;
-    t->n_pes = inst->n_pes;
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
-        t->seg[s].base = inst->heaps.seg[s].base;
-        t->seg[s].size = inst->heaps.seg[s].size;
+    ucx_state_t *st = c->st;
+    shmemi_am_target_t *t = &c->target;
+    if (c != &st->main) { /* the same PE as a receiver: its capability and segments */
+        *t = st->main.target;
+        memset(t->dropped, 0, sizeof(t->dropped));
+        t->accepted = 0;
+    } else {
+        shmemi_instance_t *inst = st->inst;
+        t->my_pe = inst->my_pe;
+        t->n_pes = inst->n_pes;
+        for (int s = 0; s < SHMEMI_SEG_COUNT; s++) {
+            t->seg[s].base = inst->heaps.seg[s].base;
+            t->seg[s].size = inst->heaps.seg[s].size;
+        }
+        t->put = target_put;
+        t->amo = target_amo;
+        t->can_reply = target_can_reply;
+        t->reply = target_reply;
+        SHMEMI_TRY(st->host->random(t->cap, sizeof(t->cap)));
     }
-    t->pending = &st->pending;
-    t->ctx = st;
-    t->put = target_put;
-    t->amo = target_amo;
-    t->can_reply = target_can_reply;
-    t->reply = target_reply;
-    SHMEMI_TRY(st->host->random(t->cap, sizeof(t->cap)));
-    return set_handlers(st);
+    t->pending = &c->pending;
+    t->ctx = c;
+    return set_handlers(c);
 }
 
 void shmemi_ucx_am_report(ucx_state_t *st)
 {
-    const shmemi_am_target_t *t = &st->target;
+    const shmemi_am_target_t *t = &st->main.target;
     uint64_t dropped = total_dropped(t);
     int level = dropped ? SHMEMI_LOG_WARN : SHMEMI_LOG_INFO;
     st->host->log(level,
@@ -398,5 +420,5 @@ void shmemi_ucx_am_report(ucx_state_t *st)
                   (unsigned long long)t->dropped[SHMEMI_AM_DROP_CAPABILITY],
                   (unsigned long long)t->dropped[SHMEMI_AM_DROP_BOUNDS],
                   (unsigned long long)t->dropped[SHMEMI_AM_DROP_ARGUMENT],
-                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_STALE], st->guard.swept);
+                  (unsigned long long)t->dropped[SHMEMI_AM_DROP_STALE], st->main.guard.swept);
 }

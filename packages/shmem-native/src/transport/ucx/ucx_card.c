@@ -69,13 +69,13 @@ static int make_card(ucx_state_t *st, uint8_t **card, size_t *len)
 {
     ucp_address_t *addr;
     size_t addr_len;
-    ucs_status_t status = ucp_worker_get_address(st->worker, &addr, &addr_len);
+    ucs_status_t status = ucp_worker_get_address(st->main.worker, &addr, &addr_len);
     if (status != UCS_OK)
         return shmemi_ucx_fail(st, status, "worker address");
     ucx_host_addr_t hosts[UCX_GUARD_MAX_HOST_ADDRS];
     ucx_card_header_t h = {.plane = st->plane, .addr_len = (uint32_t)addr_len};
     h.n_host_addrs = (uint32_t)ucx_host_addresses(hosts, UCX_GUARD_MAX_HOST_ADDRS);
-    memcpy(h.cap, st->target.cap, sizeof(h.cap));
+    memcpy(h.cap, st->main.target.cap, sizeof(h.cap));
     packed_keys_t keys = {{0}, {0}};
     int rc = pack_keys(st, &keys, &h);
     size_t total = sizeof(h) + addr_len + h.n_host_addrs * sizeof(ucx_host_addr_t);
@@ -100,7 +100,7 @@ static int make_card(ucx_state_t *st, uint8_t **card, size_t *len)
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         if (keys.rkey[s])
             ucp_rkey_buffer_release(keys.rkey[s]);
-    ucp_worker_release_address(st->worker, addr);
+    ucp_worker_release_address(st->main.worker, addr);
     *card = out;
     *len = total;
     return rc;
@@ -176,42 +176,21 @@ static int read_card(ucx_state_t *st, int pe, const uint8_t *card, uint64_t card
     return check_host_families(st, pe, v);
 }
 
-/* ---- endpoints -------------------------------------------------------------------------------- */
+/* ---- what the card says of its PE -------------------------------------------------------- */
 
-static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+/* Keeps what this PE needs of pe's card (the card itself stays in st->cards until stop):
+ * every channel connects to pe's main worker with it. */
+static void learn_peer(ucx_state_t *st, int pe, const card_view_t *v)
 {
-    (void)ep;
-    ucx_peer_t *peer = arg;
-    int expected = UCS_OK;
-    atomic_compare_exchange_strong(&peer->failure, &expected, (int)status);
-}
-
-/* The endpoint to a peer, and what its card says of its memory.  (UCX reads the worker
- * address itself and has no call that checks one first: a malformed address from a job
- * member can stop this PE inside ucp_ep_create; docs/security.rst says so.) */
-static int connect_peer(ucx_state_t *st, ucx_peer_t *peer, const card_view_t *v)
-{
-    ucp_ep_params_t params = {
-        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
-        .address = (const ucp_address_t *)v->addr,
-        /* Operations to a PE that died complete with an error instead of hanging. */
-        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-        .err_handler = {.cb = on_peer_error, .arg = peer},
-    };
-    ucs_status_t status = ucp_ep_create(st->worker, &params, &peer->ep);
-    if (status != UCS_OK)
-        return shmemi_ucx_fail(st, status, "connection to a PE on another node");
+    ucx_peer_t *peer = &st->peers[pe];
+    peer->address = v->addr;
     memcpy(peer->cap, v->h.cap, sizeof(peer->cap));
     for (int s = 0; s < SHMEMI_SEG_COUNT && st->plane == UCX_PLANE_RMA; s++) {
         if (!segment_present(st, s))
             continue;
-        status = ucp_ep_rkey_unpack(peer->ep, v->rkey[s], &peer->rkey[s]);
-        if (status != UCS_OK)
-            return shmemi_ucx_fail(st, status, "remote key unpacking");
+        peer->packed_rkey[s] = v->rkey[s];
         peer->base[s] = v->h.base[s];
     }
-    return ACLSHMEM_SUCCESS;
 }
 
 /* ---- the exchange ---------------------------------------------------------------------------- */
@@ -280,10 +259,11 @@ static int open_fence(ucx_state_t *st, const cards_t *c)
         }
     }
     char why[256];
-    int rc = ucx_guard_open_to(&st->guard, allowed, n, why, sizeof(why)) == 0
+    int rc = ucx_guard_open_to(&st->main.guard, allowed, n, why, sizeof(why)) == 0
                  ? ACLSHMEM_SUCCESS
                  : UCX_FAIL(st, ACLSHMEM_INNER_ERROR, "PE %d: %s", inst->my_pe, why);
-    free(allowed);
+    st->allowed = allowed; /* the fence of every context channel's sockets lets in the same */
+    st->n_allowed = n;
     int32_t ok = rc == ACLSHMEM_SUCCESS, *all = calloc((size_t)inst->n_pes, sizeof(*all));
     if (!all)
         return UCX_FAIL(st, ACLSHMEM_MALLOC_FAILED, "out of memory");
@@ -300,13 +280,16 @@ int shmemi_ucx_exchange_cards(ucx_state_t *st)
     shmemi_instance_t *inst = st->inst;
     cards_t c = {0};
     int rc = gather_cards(st, &c);
+    st->cards = c.all; /* the peers' records point into it */
     if (rc == ACLSHMEM_SUCCESS)
         rc = open_fence(st, &c);
-    for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < inst->n_pes; pe++)
-        if (!inst->heaps.same_node[pe])
-            rc = connect_peer(st, &st->peers[pe], &c.view[pe]);
+    for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < inst->n_pes; pe++) {
+        if (inst->heaps.same_node[pe])
+            continue;
+        learn_peer(st, pe, &c.view[pe]);
+        rc = shmemi_ucx_connect(&st->main, pe);
+    }
     free(c.lens);
-    free(c.all);
     free(c.view);
     return rc;
 }

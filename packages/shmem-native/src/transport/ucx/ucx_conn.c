@@ -1,4 +1,5 @@
-/* Setting up and tearing down the UCX transport (see ucx.h). */
+/* Setting up and tearing down the UCX transport (see ucx.h): the data plane, UCX's
+ * context, the main channel and the cards; the plug-in's entry. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ static uint64_t plane_features(ucx_plane_t plane)
     return UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
 }
 
-static int open_worker(ucx_state_t *st)
+static int open_context(ucx_state_t *st)
 {
     ucp_config_t *config;
     ucs_status_t status = ucp_config_read(NULL, NULL, &config); /* the UCX_* environment */
@@ -101,16 +102,6 @@ static int open_worker(ucx_state_t *st)
     ucp_config_release(config);
     if (status != UCS_OK)
         return shmemi_ucx_fail(st, status, "initialisation");
-    ucp_worker_params_t wparams = {
-        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SERIALIZED,
-    };
-    status = ucp_worker_create(st->context, &wparams, &st->worker);
-    if (status != UCS_OK)
-        return shmemi_ucx_fail(st, status, "worker creation");
-    status = ucp_worker_get_efd(st->worker, &st->worker_fd);
-    if (status != UCS_OK)
-        return shmemi_ucx_fail(st, status, "worker event fd");
     return ACLSHMEM_SUCCESS;
 }
 
@@ -136,17 +127,6 @@ static int map_segments(ucx_state_t *st)
     return ACLSHMEM_SUCCESS;
 }
 
-/* The worker, with UCX's listening sockets fenced off from the start (ucx_guard.h). */
-static int open_fenced_worker(ucx_state_t *st)
-{
-    ucx_guard_before(&st->guard);
-    SHMEMI_TRY(open_worker(st));
-    char why[256];
-    if (filter_wanted() && ucx_guard_close(&st->guard, why, sizeof(why)) != 0)
-        return st->host->fail(ACLSHMEM_INNER_ERROR, "PE %d: %s", st->inst->my_pe, why);
-    return ACLSHMEM_SUCCESS;
-}
-
 /* ---- start / stop ------------------------------------------------------------------------ */
 
 int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host)
@@ -157,7 +137,8 @@ int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host)
     st->host = host;
     st->inst = inst;
     st->stop_fd = -1;
-    pthread_mutex_init(&st->lock, NULL);
+    st->filter = filter_wanted();
+    pthread_mutex_init(&st->channels_lock, NULL);
     inst->remote = st;
     st->peers = calloc((size_t)inst->n_pes, sizeof(*st->peers));
     if (!st->peers)
@@ -165,22 +146,15 @@ int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host)
     for (int pe = 0; pe < inst->n_pes; pe++)
         st->peers[pe].pe = pe;
     SHMEMI_TRY(choose_plane(st));
-    SHMEMI_TRY(open_fenced_worker(st));
-    SHMEMI_TRY(st->plane == UCX_PLANE_AM ? shmemi_ucx_am_listen(st) : map_segments(st));
+    SHMEMI_TRY(open_context(st));
+    SHMEMI_TRY(shmemi_ucx_channel_alloc(st, &st->main));
+    SHMEMI_TRY(shmemi_ucx_channel_worker(&st->main));
+    ucs_status_t status = ucp_worker_get_efd(st->main.worker, &st->worker_fd);
+    if (status != UCS_OK)
+        return shmemi_ucx_fail(st, status, "worker event fd");
+    SHMEMI_TRY(st->plane == UCX_PLANE_AM ? shmemi_ucx_am_listen(&st->main) : map_segments(st));
     SHMEMI_TRY(shmemi_ucx_exchange_cards(st));
     return shmemi_ucx_start_thread(st);
-}
-
-/* Closes an endpoint without asking the peer (it may be gone), progressing a bounded time. */
-static void close_endpoint(ucx_state_t *st, ucp_ep_h ep)
-{
-    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
-    if (req == NULL || UCS_PTR_IS_ERR(req))
-        return;
-    for (int i = 0; i < 100000 && ucp_request_check_status(req) == UCS_INPROGRESS; i++)
-        ucp_worker_progress(st->worker);
-    ucp_request_free(req);
 }
 
 void shmemi_ucx_stop(shmemi_instance_t *inst)
@@ -189,26 +163,20 @@ void shmemi_ucx_stop(shmemi_instance_t *inst)
     if (!st)
         return;
     shmemi_ucx_stop_thread(st);
-    if (st->plane == UCX_PLANE_AM && st->worker)
+    while (st->channels) /* contexts the program did not destroy */
+        shmemi_ucx_channel_close(inst, st->channels);
+    if (st->plane == UCX_PLANE_AM && st->main.worker)
         shmemi_ucx_am_report(st);
-    pthread_mutex_lock(&st->lock);
-    for (int pe = 0; st->peers && pe < inst->n_pes; pe++) {
-        ucx_peer_t *peer = &st->peers[pe];
-        for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-            if (peer->rkey[s])
-                ucp_rkey_destroy(peer->rkey[s]);
-        if (peer->ep)
-            close_endpoint(st, peer->ep);
-    }
+    /* Forced: peers may be gone (finalize, or a job that failed), and every PE closes. */
+    shmemi_ucx_channel_free(&st->main, 1);
     for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
         if (st->memh[s])
             ucp_mem_unmap(st->context, st->memh[s]);
-    if (st->worker)
-        ucp_worker_destroy(st->worker);
     if (st->context)
         ucp_cleanup(st->context);
-    pthread_mutex_unlock(&st->lock);
-    pthread_mutex_destroy(&st->lock);
+    pthread_mutex_destroy(&st->channels_lock);
+    free(st->allowed);
+    free(st->cards);
     free(st->peers);
     free(st);
     inst->remote = NULL;
@@ -230,6 +198,8 @@ static const shmemi_plugin_t ucx_plugin = {
     .ops = plane_ops,
     .start = shmemi_ucx_start,
     .progress = shmemi_ucx_progress,
+    .channel_open = shmemi_ucx_channel_open,
+    .channel_close = shmemi_ucx_channel_close,
     .before_sleep = shmemi_ucx_before_sleep,
     .stop = shmemi_ucx_stop,
 };

@@ -1,4 +1,5 @@
-/* Moving the UCX worker on: the progress thread, and the waits of the ops (see ucx.h). */
+/* Moving the UCX workers on: the progress thread (the main worker's), and the waits of the
+ * ops (any channel's; see ucx.h). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -19,22 +20,25 @@
 
 /* ---- progress by the PE's own threads ------------------------------------------------------- */
 
-unsigned shmemi_ucx_progress_once(ucx_state_t *st)
+/* Progresses the main worker if no other thread does (nonblocking); returns the events. */
+static unsigned progress_main_once(ucx_state_t *st)
 {
-    if (pthread_mutex_trylock(&st->lock) != 0)
+    if (pthread_mutex_trylock(&st->main.lock) != 0)
         return 0; /* another thread is progressing the worker right now */
     unsigned events = 0;
-    while (ucp_worker_progress(st->worker))
+    while (ucp_worker_progress(st->main.worker))
         events++;
-    pthread_mutex_unlock(&st->lock);
+    pthread_mutex_unlock(&st->main.lock);
     return events;
 }
 
+/* Only the main worker: the others' peers send them nothing but answers, which the threads
+ * waiting for them collect. */
 void shmemi_ucx_progress(shmemi_instance_t *inst)
 {
     ucx_state_t *st = ucx_state(inst);
     atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
-    if (shmemi_ucx_progress_once(st))
+    if (progress_main_once(st))
         st->host->wake_local(inst); /* other threads of this PE may sleep on the doorbell */
 }
 
@@ -56,15 +60,18 @@ int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what,
                           ucs_status_string(status));
 }
 
-int shmemi_ucx_poll_until(ucx_state_t *st, shmemi_ucx_done_fn done, void *arg)
+int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
 {
+    ucx_state_t *st = c->st;
+    int is_main = c == &st->main; /* the progress thread parks while the main worker is polled */
     for (unsigned polls = 1;; polls++) {
-        atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
-        pthread_mutex_lock(&st->lock);
-        unsigned events = ucp_worker_progress(st->worker);
-        int finished = done(st, arg);
-        pthread_mutex_unlock(&st->lock);
-        if (events)
+        if (is_main)
+            atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
+        pthread_mutex_lock(&c->lock);
+        unsigned events = ucp_worker_progress(c->worker);
+        int finished = done(c, arg);
+        pthread_mutex_unlock(&c->lock);
+        if (events && is_main)
             st->host->wake_local(st->inst); /* handlers may have written our memory */
         if (finished)
             return ACLSHMEM_SUCCESS;
@@ -83,30 +90,30 @@ typedef struct {
     ucs_status_t status;
 } request_wait_t;
 
-static int request_done(ucx_state_t *st, void *arg)
+static int request_done(ucx_channel_t *c, void *arg)
 {
-    (void)st;
+    (void)c;
     request_wait_t *w = arg;
     w->status = ucp_request_check_status(w->req);
     return w->status != UCS_INPROGRESS;
 }
 
-int shmemi_ucx_wait(ucx_state_t *st, ucs_status_ptr_t req, const char *what, int pe)
+int shmemi_ucx_wait(ucx_channel_t *c, ucs_status_ptr_t req, const char *what, int pe)
 {
     if (req == NULL)
         return ACLSHMEM_SUCCESS;
     if (UCS_PTR_IS_ERR(req))
-        return shmemi_ucx_op_failed(st, UCS_PTR_STATUS(req), what, pe);
+        return shmemi_ucx_op_failed(c->st, UCS_PTR_STATUS(req), what, pe);
     request_wait_t w = {.req = req, .status = UCS_INPROGRESS};
-    int rc = shmemi_ucx_poll_until(st, request_done, &w);
+    int rc = shmemi_ucx_poll_until(c, request_done, &w);
     /* Also when the job failed: UCX releases the request once it completes (with an error,
      * as the peer is gone). */
-    pthread_mutex_lock(&st->lock);
+    pthread_mutex_lock(&c->lock);
     ucp_request_free(req);
-    pthread_mutex_unlock(&st->lock);
+    pthread_mutex_unlock(&c->lock);
     if (rc != ACLSHMEM_SUCCESS)
         return rc;
-    return w.status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, w.status, what, pe);
+    return w.status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(c->st, w.status, what, pe);
 }
 
 typedef struct {
@@ -114,17 +121,17 @@ typedef struct {
     int until;
 } state_wait_t;
 
-static int state_reached(ucx_state_t *st, void *arg)
+static int state_reached(ucx_channel_t *c, void *arg)
 {
-    (void)st;
+    (void)c;
     state_wait_t *w = arg;
     return __atomic_load_n(w->state, __ATOMIC_ACQUIRE) == w->until;
 }
 
-int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until)
+int shmemi_ucx_wait_state(ucx_channel_t *c, const int *state, int until)
 {
     state_wait_t w = {state, until};
-    return shmemi_ucx_poll_until(st, state_reached, &w);
+    return shmemi_ucx_poll_until(c, state_reached, &w);
 }
 
 /* ---- the progress thread -------------------------------------------------------------------- */
@@ -133,11 +140,11 @@ int shmemi_ucx_wait_state(ucx_state_t *st, const int *state, int until)
  * UCS_ERR_BUSY (more to do). */
 static ucs_status_t progress_and_arm(ucx_state_t *st, unsigned *events)
 {
-    pthread_mutex_lock(&st->lock);
-    while (ucp_worker_progress(st->worker))
+    pthread_mutex_lock(&st->main.lock);
+    while (ucp_worker_progress(st->main.worker))
         (*events)++;
-    ucs_status_t status = ucp_worker_arm(st->worker);
-    pthread_mutex_unlock(&st->lock);
+    ucs_status_t status = ucp_worker_arm(st->main.worker);
+    pthread_mutex_unlock(&st->main.lock);
     return status;
 }
 

@@ -5,32 +5,48 @@
 #include "core/error.h"
 #include "transport/ucx/ucx.h"
 
-static ucx_peer_t *peer_of(shmemi_instance_t *inst, int pe)
+/* Under c->lock: c's endpoint to pe and the remote key of pe's segment seg for it. */
+static int route(ucx_channel_t *c, int pe, int seg, ucp_ep_h *ep, ucp_rkey_h *rkey)
 {
-    return &ucx_state(inst)->peers[pe];
+    SHMEMI_TRY(shmemi_ucx_endpoint(c, pe, ep));
+    *rkey = c->rkey[(size_t)pe * SHMEMI_SEG_COUNT + (size_t)seg];
+    return ACLSHMEM_SUCCESS;
 }
 
-static int ucx_put(shmemi_instance_t *inst, int pe, int seg, size_t offset, const void *src, size_t len)
+static uint64_t remote_address(ucx_channel_t *c, int pe, int seg, size_t offset)
 {
-    ucx_state_t *st = ucx_state(inst);
-    ucx_peer_t *peer = peer_of(inst, pe);
+    return c->st->peers[pe].base[seg] + offset;
+}
+
+static int ucx_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
+                   size_t len)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
     ucp_request_param_t param = {.op_attr_mask = 0};
-    pthread_mutex_lock(&st->lock);
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    pthread_mutex_lock(&c->lock);
+    int rc = route(c, pe, seg, &ep, &rkey);
     /* Completes when src may be reused: the data has left (or been copied by UCX). */
-    ucs_status_ptr_t req = ucp_put_nbx(peer->ep, src, len, peer->base[seg] + offset, peer->rkey[seg], &param);
-    pthread_mutex_unlock(&st->lock);
-    return shmemi_ucx_wait(st, req, "a put", pe);
+    ucs_status_ptr_t req =
+        rc == ACLSHMEM_SUCCESS ? ucp_put_nbx(ep, src, len, remote_address(c, pe, seg, offset), rkey, &param) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, "a put", pe) : rc;
 }
 
-static int ucx_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void *dst, size_t len)
+static int ucx_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                   size_t len)
 {
-    ucx_state_t *st = ucx_state(inst);
-    ucx_peer_t *peer = peer_of(inst, pe);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     ucp_request_param_t param = {.op_attr_mask = 0};
-    pthread_mutex_lock(&st->lock);
-    ucs_status_ptr_t req = ucp_get_nbx(peer->ep, dst, len, peer->base[seg] + offset, peer->rkey[seg], &param);
-    pthread_mutex_unlock(&st->lock);
-    return shmemi_ucx_wait(st, req, "a get", pe);
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    pthread_mutex_lock(&c->lock);
+    int rc = route(c, pe, seg, &ep, &rkey);
+    ucs_status_ptr_t req =
+        rc == ACLSHMEM_SUCCESS ? ucp_get_nbx(ep, dst, len, remote_address(c, pe, seg, offset), rkey, &param) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, "a get", pe) : rc;
 }
 
 /* ---- atomics ------------------------------------------------------------------------------- */
@@ -39,10 +55,9 @@ static int ucx_get(shmemi_instance_t *inst, int pe, int seg, size_t offset, void
  * waits for the result; without, it is posted (UCP copies the operand) and completes at the
  * next quiet, as a put does.  For CSWAP UCP takes the condition as the operand and the new
  * value in *reply ("Result=Y; if (X==Y) then Y=Z", X = buffer, Z = reply_buffer). */
-static int word_atomic(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, int width,
-                       ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
+static int word_atomic(ucx_channel_t *c, int pe, int seg, uint64_t raddr, int width, ucp_atomic_op_t op,
+                       uint64_t value, uint64_t *reply)
 {
-    ucx_state_t *st = ucx_state(inst);
     uint32_t value32 = (uint32_t)value, reply32 = reply ? (uint32_t)*reply : 0;
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | (reply ? UCP_OP_ATTR_FIELD_REPLY_BUFFER : 0),
@@ -50,14 +65,18 @@ static int word_atomic(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey
         .reply_buffer = width == 4 ? (void *)&reply32 : (void *)reply,
     };
     const void *operand = width == 4 ? (const void *)&value32 : (const void *)&value;
-    pthread_mutex_lock(&st->lock);
-    ucs_status_ptr_t req = ucp_atomic_op_nbx(peer_of(inst, pe)->ep, op, operand, 1, raddr, rkey, &param);
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    pthread_mutex_lock(&c->lock);
+    int rc = route(c, pe, seg, &ep, &rkey);
+    ucs_status_ptr_t req = rc == ACLSHMEM_SUCCESS ? ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &param) : NULL;
     if (!reply && UCS_PTR_IS_PTR(req)) {
         ucp_request_free(req); /* released when it completes */
         req = NULL;
     }
-    pthread_mutex_unlock(&st->lock);
-    int rc = shmemi_ucx_wait(st, req, "an atomic operation", pe);
+    pthread_mutex_unlock(&c->lock);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = shmemi_ucx_wait(c, req, "an atomic operation", pe);
     if (reply && width == 4)
         *reply = reply32;
     return rc;
@@ -77,7 +96,7 @@ static ucp_atomic_op_t native_op(shmemi_amo_op_t op)
 }
 
 /* Integer operations on 4 and 8 bytes map onto UCP's own atomics. */
-static int native_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, const shmemi_amo_t *a,
+static int native_amo(ucx_channel_t *c, int pe, int seg, uint64_t raddr, const shmemi_amo_t *a,
                       uint64_t *fetched)
 {
     ucp_atomic_op_t op = native_op(a->op);
@@ -85,7 +104,7 @@ static int native_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_
     uint64_t operand = a->op == SHMEMI_AMO_FETCH ? 0 : cswap ? a->cond : a->value;
     int needs_reply = fetched || op == UCP_ATOMIC_OP_SWAP || cswap;
     uint64_t reply = cswap ? a->value : 0;
-    SHMEMI_TRY(word_atomic(inst, pe, raddr, rkey, a->width, op, operand, needs_reply ? &reply : NULL));
+    SHMEMI_TRY(word_atomic(c, pe, seg, raddr, a->width, op, operand, needs_reply ? &reply : NULL));
     if (fetched)
         *fetched = reply;
     return ACLSHMEM_SUCCESS;
@@ -94,8 +113,7 @@ static int native_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_
 /* Everything else (1- and 2-byte words, floating-point addition) as a compare-and-swap loop
  * on the aligned 4-byte word (or the 8-byte word) that holds it.  Atomic with respect to
  * UCP's own atomics on that word. */
-static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h rkey, const shmemi_amo_t *a,
-                   uint64_t *fetched)
+static int cas_amo(ucx_channel_t *c, int pe, int seg, uint64_t raddr, const shmemi_amo_t *a, uint64_t *fetched)
 {
     int wide = a->width == 8 ? 8 : 4;
     uint64_t word_addr = raddr & ~(uint64_t)(wide - 1);
@@ -106,7 +124,7 @@ static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h r
 #endif
     uint64_t mask = a->width == 8 ? UINT64_MAX : ((UINT64_C(1) << (8 * a->width)) - 1);
     uint64_t word = 0;
-    SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_ADD, 0, &word));
+    SHMEMI_TRY(word_atomic(c, pe, seg, word_addr, wide, UCP_ATOMIC_OP_ADD, 0, &word));
     for (;;) {
         uint64_t old = (word >> shift) & mask;
         if (a->op == SHMEMI_AMO_FETCH || (a->op == SHMEMI_AMO_CSWAP && old != (a->cond & mask))) {
@@ -114,10 +132,10 @@ static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h r
                 *fetched = old;
             return ACLSHMEM_SUCCESS;
         }
-        uint64_t updated = ucx_state(inst)->host->amo_result(a, old) & mask;
+        uint64_t updated = c->st->host->amo_result(a, old) & mask;
         uint64_t desired = (word & ~(mask << shift)) | (updated << shift);
         uint64_t seen = desired; /* the new value in, the word's value out */
-        SHMEMI_TRY(word_atomic(inst, pe, word_addr, rkey, wide, UCP_ATOMIC_OP_CSWAP, word, &seen));
+        SHMEMI_TRY(word_atomic(c, pe, seg, word_addr, wide, UCP_ATOMIC_OP_CSWAP, word, &seen));
         if (seen == word) {
             if (fetched)
                 *fetched = old;
@@ -127,26 +145,25 @@ static int cas_amo(shmemi_instance_t *inst, int pe, uint64_t raddr, ucp_rkey_h r
     }
 }
 
-/* UCX's own fence: later operations on the worker are applied after earlier ones.  pe names
- * the PE in an error (-1: every PE). */
-static int fence_worker(ucx_state_t *st, int pe)
+/* UCX's own fence: later operations on the channel's worker are applied after earlier
+ * ones.  pe names the PE in an error (-1: every PE). */
+static int fence_worker(ucx_channel_t *c, int pe)
 {
-    pthread_mutex_lock(&st->lock);
-    ucs_status_t status = ucp_worker_fence(st->worker);
-    pthread_mutex_unlock(&st->lock);
-    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(st, status, "a fence", pe);
+    pthread_mutex_lock(&c->lock);
+    ucs_status_t status = ucp_worker_fence(c->worker);
+    pthread_mutex_unlock(&c->lock);
+    return status == UCS_OK ? ACLSHMEM_SUCCESS : shmemi_ucx_op_failed(c->st, status, "a fence", pe);
 }
 
-static int ucx_amo(shmemi_instance_t *inst, int pe, int seg, size_t offset, const shmemi_amo_t *a,
-                   uint64_t *fetched)
+static int ucx_amo(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                   const shmemi_amo_t *a, uint64_t *fetched)
 {
-    ucx_peer_t *peer = peer_of(inst, pe);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     /* Ordered after every earlier put to pe (put-with-signal: data before the signal). */
-    SHMEMI_TRY(fence_worker(ucx_state(inst), pe));
-    uint64_t raddr = peer->base[seg] + offset;
+    SHMEMI_TRY(fence_worker(c, pe));
+    uint64_t raddr = remote_address(c, pe, seg, offset);
     int integer_word = (a->width == 4 || a->width == 8) && (a->op != SHMEMI_AMO_ADD || a->kind == SHMEMI_AMO_INT);
-    return integer_word ? native_amo(inst, pe, raddr, peer->rkey[seg], a, fetched)
-                        : cas_amo(inst, pe, raddr, peer->rkey[seg], a, fetched);
+    return integer_word ? native_amo(c, pe, seg, raddr, a, fetched) : cas_amo(c, pe, seg, raddr, a, fetched);
 }
 
 /* Nothing to ring: the target's UCX progress (its waiters or its progress thread) applies
@@ -156,19 +173,20 @@ static void ucx_notify(shmemi_instance_t *inst, int pe)
     (void)inst, (void)pe;
 }
 
-static int ucx_quiet(shmemi_instance_t *inst)
+/* A flush of the channel's worker: its operations only. */
+static int ucx_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    ucx_state_t *st = ucx_state(inst);
+    ucx_channel_t *c = ucx_channel(inst, ch);
     ucp_request_param_t param = {.op_attr_mask = 0};
-    pthread_mutex_lock(&st->lock);
-    ucs_status_ptr_t req = ucp_worker_flush_nbx(st->worker, &param);
-    pthread_mutex_unlock(&st->lock);
-    return shmemi_ucx_wait(st, req, "quiet (a flush)", -1);
+    pthread_mutex_lock(&c->lock);
+    ucs_status_ptr_t req = ucp_worker_flush_nbx(c->worker, &param);
+    pthread_mutex_unlock(&c->lock);
+    return shmemi_ucx_wait(c, req, "quiet (a flush)", -1);
 }
 
-static int ucx_fence(shmemi_instance_t *inst)
+static int ucx_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
-    return fence_worker(ucx_state(inst), -1);
+    return fence_worker(ucx_channel(inst, ch), -1);
 }
 
 static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
