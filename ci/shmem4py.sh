@@ -37,13 +37,7 @@ VENV="$WORK/venv"
 PY="$VENV/bin/python"
 STARTED=$SECONDS
 
-on_exit() {
-    local rc=$?
-    if [ "$rc" -ne 0 ]; then
-        printf '\nci/shmem4py.sh: FAILED in step "%s" (exit status %d)\n' "$CI_STEP" "$rc"
-    fi
-}
-trap on_exit EXIT
+trap 'rc=$?; [ "$rc" -eq 0 ] || printf "\nci/shmem4py.sh: FAILED in step \"%s\" (exit status %d)\n" "$CI_STEP" "$rc"' EXIT
 
 step "fresh venv $VENV with shmem-native and shmem-core"
 rm -rf "$WORK"
