@@ -203,7 +203,10 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     SHMEMI_TRY(extents(api, t, c, &e));
     SHMEMI_TRY(symmetric(inst, api, "dest", c->dst, e.dst_len, &rec->dst_seg, &rec->dst_off));
     SHMEMI_TRY(symmetric(inst, api, "source", c->src, e.src_len, &rec->src_seg, &rec->src_off));
-    return check_overlap(api, t, c, &e);
+    SHMEMI_TRY(check_overlap(api, t, c, &e));
+    if (shmemi_coll_small(c, t->size))
+        shmemi_coll_small_stage(c, t, rec);
+    return ACLSHMEM_SUCCESS;
 }
 
 int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
@@ -216,6 +219,8 @@ int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_tea
 
 static int run_algorithm(const shmemi_coll_run_t *r)
 {
+    if (shmemi_coll_small(r->c, r->t->size))
+        return shmemi_coll_small_run(r);
     switch (r->c->kind) {
     case SHMEMI_COLL_BROADCAST:
         return shmemi_coll_broadcast(r);

@@ -7,11 +7,12 @@
  * are, and whether its own arguments were good) into its slot of the control segment, the
  * team meets in a barrier, and each PE reads every member's record.  So every PE knows, before
  * any data moves, whether all of them made the same call (if not, all fail alike and nothing
- * is written), and where each member's buffers are.  The algorithms (move.c, reduce.c) then
- * read the other PEs' memory directly when they share this node (through the shm transport's
- * mappings: no staging copy) and through the transport's get and put otherwise; the
- * barriers between their phases are the team's (sync/barrier.c), which sleep on the doorbell
- * when PEs outnumber cores. */
+ * is written), and where each member's buffers are.  A collective whose data fits in a
+ * record carries it there and is done after that one barrier (small.c).  The others
+ * (move.c, reduce.c) then read the other PEs' memory directly when they share this node
+ * (through the shm transport's mappings: no staging copy) and through the transport's get
+ * and put otherwise; the barriers between their phases are the team's (sync/barrier.c),
+ * which sleep on the doorbell when PEs outnumber cores. */
 #ifndef SHMEMI_COLL_H
 #define SHMEMI_COLL_H
 

@@ -43,9 +43,10 @@ static long mismatch(const uint8_t *buf, size_t len, int from, size_t first)
                        (int)(from));                                                               \
     } while (0)
 
-/* Sizes around the engine's limits: nothing, one byte, odd sizes, the small/large reduce
- * switch and its 8 KiB pieces, and a size that straddles several of them. */
-static const size_t sizes[] = {0, 1, 7, 64, 4095, 4097, 8191, 8193, 3 * 8192 + 5, 200001};
+/* Sizes around the engine's limits: nothing, one byte, odd sizes, the most a record carries
+ * (ACLSHMEMX_TEAM_EXCHANGE_MAX: the data in the records) and one byte more, the small/large
+ * reduce switch and its 8 KiB pieces, and a size that straddles several of them. */
+static const size_t sizes[] = {0, 1, 7, 64, 128, 129, 4095, 4097, 8191, 8193, 3 * 8192 + 5, 200001};
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
 #define MAX_SIZE 200001
 

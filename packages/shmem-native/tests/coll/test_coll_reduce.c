@@ -206,9 +206,10 @@ static long check_result(const combo_t *c, int n, const void *got, size_t count,
 
 /* ---- the cases ----------------------------------------------------------------------------- */
 
-/* Counts: none, one, fewer than the PEs, small, the 4 KiB switch of every type size and
- * several 8 KiB pieces with a rest. */
-static const size_t counts[] = {0, 1, 3, 17, 255, 257, 1025, 4099};
+/* Counts: none, one, fewer than the PEs, small, the most a record carries for 8-byte
+ * types (16: 128 bytes, ACLSHMEMX_TEAM_EXCHANGE_MAX) and for 2-byte ones (64), one more, the
+ * 4 KiB switch of every type size and several 8 KiB pieces with a rest. */
+static const size_t counts[] = {0, 1, 3, 16, 17, 64, 65, 255, 257, 1025, 4099};
 #define N_COUNTS (sizeof counts / sizeof counts[0])
 #define MAX_COUNT 4099
 

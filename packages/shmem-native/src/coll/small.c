@@ -1,0 +1,113 @@
+/* Small collectives: the data travels inside the records.
+ *
+ * When a member's whole source fits in its record's payload (ACLSHMEMX_TEAM_EXCHANGE_MAX
+ * bytes), each PE copies its source there before the exchange, and after the exchange's
+ * barrier it has every member's data already: it computes its own dest from the records and
+ * is done.  No PE reads another's source or writes another's dest afterwards, so the barrier
+ * that ends a larger collective (nobody may leave while others still read its source) is
+ * not needed: one barrier in all instead of two, and no get per member across nodes.
+ *
+ * The records are safe to reuse: a PE writes the record of collective k + 2 in the slot of
+ * collective k only after the barrier of k + 1, which every member reaches after reading the
+ * records of k (exchange.c keeps two slots per team).
+ *
+ * Whether a call goes this way is decided from fields every member agrees on (kind, type,
+ * count, team size), so all members of a matching call take the same way; a mismatched
+ * call fails in the exchange before anything is read. */
+#include <string.h>
+
+#include "coll/run.h"
+#include "core/error.h"
+
+/* Bytes of a full source of call c on a team of n members. */
+static size_t source_bytes(const shmemi_coll_t *c, size_t esize, int n)
+{
+    size_t per_pe = c->nelems * esize;
+    int blocks = c->kind == SHMEMI_COLL_REDUCESCATTER || c->kind == SHMEMI_COLL_ALLTOALL ? n : 1;
+    return per_pe * (size_t)blocks;
+}
+
+int shmemi_coll_small(const shmemi_coll_t *c, int team_size)
+{
+    switch (c->kind) {
+    case SHMEMI_COLL_BROADCAST:
+    case SHMEMI_COLL_FCOLLECT:
+    case SHMEMI_COLL_ALLTOALL:
+    case SHMEMI_COLL_REDUCE:
+    case SHMEMI_COLL_REDUCESCATTER:
+        break;
+    default: /* collect (counts differ per PE), alltoalls (strided): the general way */
+        return 0;
+    }
+    size_t esize = shmemi_dtype_size(c->dtype);
+    if (c->nelems == 0 || c->nelems > ACLSHMEMX_TEAM_EXCHANGE_MAX / esize)
+        return 0;
+    return source_bytes(c, esize, team_size) <= ACLSHMEMX_TEAM_EXCHANGE_MAX;
+}
+
+void shmemi_coll_small_stage(const shmemi_coll_t *c, const shmemi_team_t *t, shmemi_coll_record_t *rec)
+{
+    int has_source = c->kind != SHMEMI_COLL_BROADCAST || c->root == t->my_idx;
+    if (has_source)
+        memcpy(rec->payload, c->src, source_bytes(c, shmemi_dtype_size(c->dtype), t->size));
+}
+
+/* Member i's payload from byte off, len bytes, copied where its elements are aligned. */
+typedef union {
+    long double align;
+    uint8_t bytes[ACLSHMEMX_TEAM_EXCHANGE_MAX];
+} payload_t;
+
+static const void *payload(const shmemi_coll_run_t *r, int i, size_t off, size_t len, payload_t *copy)
+{
+    memcpy(copy->bytes, r->all[i].payload + off, len);
+    return copy->bytes;
+}
+
+/* Elements [off, off + len) of every member's payload, reduced in team order into dest. */
+static int reduce_payloads(const shmemi_coll_run_t *r, size_t off, size_t len)
+{
+    const shmemi_reducer_t *red = shmemi_reducer(r->c->dtype, r->c->op);
+    size_t count = len / r->esize;
+    union {
+        long double align;
+        uint8_t bytes[4 * ACLSHMEMX_TEAM_EXCHANGE_MAX]; /* accumulators may be wider than the type */
+    } acc;
+    if (!red || count * red->acc_size > sizeof(acc.bytes))
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "%s: no reducer for a small reduction", r->api);
+    payload_t copy;
+    for (int i = 0; i < r->t->size; i++) {
+        const void *in = payload(r, i, off, len, &copy);
+        if (i == 0)
+            red->load(acc.bytes, in, count);
+        else
+            red->combine(acc.bytes, in, count);
+    }
+    red->store(r->c->dst, acc.bytes, count);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_coll_small_run(const shmemi_coll_run_t *r)
+{
+    size_t len = r->c->nelems * r->esize;
+    uint8_t *dst = r->c->dst;
+    int n = r->t->size;
+    switch (r->c->kind) {
+    case SHMEMI_COLL_BROADCAST:
+        if (r->me != r->c->root || (const void *)dst != r->c->src)
+            memcpy(dst, r->all[r->c->root].payload, len);
+        return ACLSHMEM_SUCCESS;
+    case SHMEMI_COLL_FCOLLECT: /* in place, this PE's block is its source: memmove */
+        for (int i = 0; i < n; i++)
+            memmove(dst + (size_t)i * len, r->all[i].payload, len);
+        return ACLSHMEM_SUCCESS;
+    case SHMEMI_COLL_ALLTOALL:
+        for (int i = 0; i < n; i++)
+            memcpy(dst + (size_t)i * len, r->all[i].payload + (size_t)r->me * len, len);
+        return ACLSHMEM_SUCCESS;
+    case SHMEMI_COLL_REDUCESCATTER:
+        return reduce_payloads(r, (size_t)r->me * len, len);
+    default: /* reduce */
+        return reduce_payloads(r, 0, len);
+    }
+}
