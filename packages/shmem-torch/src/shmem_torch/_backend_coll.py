@@ -11,8 +11,6 @@ broadcast of the root's pieces, and all_to_all with uneven pieces first collects
 rank's sizes and then moves the pieces in rounds of equal blocks.
 """
 
-import ctypes
-
 import torch
 import torch.distributed as dist
 
@@ -20,8 +18,10 @@ from shmem.core import AclshmemInvalid
 
 from . import _engine
 from ._backend_runtime import ALIGN, sym
+from .staging import copy as _copy
 
-__all__ = ["Contig", "as_bytes", "op_of", "all_reduce", "broadcast", "reduce", "all_gather_rows",
+__all__ = ["Contig", "as_bytes", "op_of", "gather_chunks", "scatter_chunks", "all_reduce", "broadcast", "reduce",
+           "all_gather_rows",
            "all_gather_single", "reduce_scatter_rows", "reduce_scatter_single", "gather", "scatter", "all_to_all"]
 
 _RED = {
@@ -76,16 +76,9 @@ def as_bytes(t):
     return flat.view(torch.uint8)
 
 
-def _copy(dst, src):
-    """dst <- src, 1-D tensors of the same length and dtype (libc's memmove when both are
-    contiguous: no per-element dispatch, no threads)."""
-    n = dst.numel()
-    if n == 0:
-        return
-    if dst.is_contiguous() and src.is_contiguous():
-        ctypes.memmove(dst.data_ptr(), src.data_ptr(), n * dst.element_size())
-    else:
-        dst.copy_(src)
+def _count(total, step):
+    """How many chunks of step make total (at least one)."""
+    return max(1, -(-total // step))
 
 
 def _chunks(total, step):
@@ -102,21 +95,20 @@ def all_reduce(rt, team, t, op, call):
     if team.n == 1:
         return
     red = _engine.reduction(op, t.dtype)
-    zc = sym(t)
-    if rt.check:
-        zc = rt.agree(team, call, "all_reduce", t.dtype, t.numel(), op, zc=zc)
+    item = t.element_size()
+    per = rt.stage_chunk() // item
+    zc = rt.settle(team, call, _count(t.numel(), per), "all_reduce", t.dtype, t.numel(), op, zc=sym(t))
     if t.numel() == 0:
         return
     if zc:
-        _engine.reduce(team.id, red, t.data_ptr(), t.data_ptr(), t.numel())
+        _engine.reduce(team.id, red, t.view(-1), t.view(-1))
         return
     c = Contig(t, write=True)
     flat = c.c.view(-1)
-    item = t.element_size()
-    for s, e in _chunks(flat.numel(), rt.stage_chunk() // item):
+    for s, e in _chunks(flat.numel(), per):
         buf = rt.area.view(0, (e - s) * item, t.dtype)
         _copy(buf, flat[s:e])
-        _engine.reduce(team.id, red, buf.data_ptr(), buf.data_ptr(), e - s)
+        _engine.reduce(team.id, red, buf, buf)
         _copy(flat[s:e], buf)
     c.close()
 
@@ -124,22 +116,21 @@ def all_reduce(rt, team, t, op, call):
 def broadcast(rt, team, t, root, call):
     if team.n == 1:
         return
-    zc = sym(t)
-    if rt.check:
-        zc = rt.agree(team, call, "broadcast", t.dtype, t.numel(), root=root, zc=zc)
-    if t.numel() == 0:
+    nbytes = t.numel() * t.element_size()
+    per = rt.stage_chunk()
+    zc = rt.settle(team, call, _count(nbytes, per), "broadcast", t.dtype, t.numel(), root=root, zc=sym(t))
+    if nbytes == 0:
         return
     if zc:
-        nbytes = t.numel() * t.element_size()
-        _engine.broadcast(team.id, t.data_ptr(), t.data_ptr(), nbytes, root)
+        _engine.broadcast(team.id, t, t, root)
         return
     c = Contig(t, write=team.me != root)
     data = as_bytes(c.c)
-    for s, e in _chunks(data.numel(), rt.stage_chunk()):
+    for s, e in _chunks(nbytes, per):
         buf = rt.area.view(0, e - s)
         if team.me == root:
             _copy(buf, data[s:e])
-        _engine.broadcast(team.id, buf.data_ptr(), buf.data_ptr(), e - s, root)
+        _engine.broadcast(team.id, buf, buf, root)
         if team.me != root:
             _copy(data[s:e], buf)
     c.close()
@@ -150,16 +141,17 @@ def reduce(rt, team, t, op, root, call):
     if team.n == 1:
         return
     red = _engine.reduction(op, t.dtype)
-    rt.agree(team, call, "reduce", t.dtype, t.numel(), op, root=root)
+    item = t.element_size()
+    per = rt.stage_chunk() // item
+    rt.settle(team, call, _count(t.numel(), per), "reduce", t.dtype, t.numel(), op, root=root, always=True)
     if t.numel() == 0:
         return
     c = Contig(t, write=team.me == root)
     flat = c.c.view(-1)
-    item = t.element_size()
-    for s, e in _chunks(flat.numel(), rt.stage_chunk() // item):
+    for s, e in _chunks(flat.numel(), per):
         buf = rt.area.view(0, (e - s) * item, t.dtype)
         _copy(buf, flat[s:e])
-        _engine.reduce(team.id, red, buf.data_ptr(), buf.data_ptr(), e - s)
+        _engine.reduce(team.id, red, buf, buf)
         if team.me == root:
             _copy(flat[s:e], buf)
     c.close()
@@ -180,8 +172,13 @@ def _gather_chunks(rt, team, data, each):
         dst = rt.area.view(0, n * w)
         src = dst[me * w:(me + 1) * w]
         _copy(src, data[s:e])
-        _engine.fcollect(team.id, dst.data_ptr(), src.data_ptr(), w)
+        _engine.fcollect(team.id, dst, src)
         each(s, e, lambda j: dst[j * w:(j + 1) * w])
+
+
+def gather_chunks(rt, team, nbytes):
+    """How many engine calls an all-gather of nbytes per rank takes through the area."""
+    return _count(nbytes, rt.stage_chunk(team.n))
 
 
 def all_gather_rows(rt, team, outs, inp):
@@ -200,17 +197,16 @@ def all_gather_rows(rt, team, outs, inp):
 
 
 def all_gather_single(rt, team, output, input, call):
-    zc = sym(output)
-    if rt.check:
-        zc = rt.agree(team, call, "all_gather_into_tensor", input.dtype, input.numel(), zc=zc)
-    if input.numel() == 0:
+    k = input.numel() * input.element_size()
+    zc = rt.settle(team, call, gather_chunks(rt, team, k), "all_gather_into_tensor", input.dtype, input.numel(),
+                   zc=sym(output))
+    if k == 0:
         return
     if zc:
-        k = input.numel() * input.element_size()
         mine = as_bytes(output)[team.me * k:(team.me + 1) * k]
         if mine.data_ptr() != input.data_ptr() or not input.is_contiguous():
             _copy(mine, as_bytes(input.contiguous()))
-        _engine.fcollect(team.id, output.data_ptr(), mine.data_ptr(), k)
+        _engine.fcollect(team.id, output, mine)
         return
     oc = Contig(output, write=True)
     all_gather_rows(rt, team, list(oc.c.view(team.n, -1)), input)
@@ -219,7 +215,8 @@ def all_gather_single(rt, team, output, input, call):
 
 def gather(rt, team, inp, outs, root, call):
     """outs (root only) <- every rank's inp: an all-gather of which the root keeps the rows."""
-    rt.agree(team, call, "gather", inp.dtype, inp.numel(), root=root)
+    rt.settle(team, call, gather_chunks(rt, team, inp.numel() * inp.element_size()), "gather", inp.dtype,
+              inp.numel(), root=root, always=True)
     outs_c = [Contig(o, write=True) for o in outs]
     out_bytes = [as_bytes(c.c) for c in outs_c]
 
@@ -230,6 +227,12 @@ def gather(rt, team, inp, outs, root, call):
     _gather_chunks(rt, team, as_bytes(inp.contiguous()), each)
     for c in outs_c:
         c.close()
+
+
+def scatter_chunks(rt, team, numel, item):
+    """How many engine calls a reduce-scatter of numel elements per rank takes through the
+    area."""
+    return _count(numel, rt.stage_chunk(team.n + 1) // item)
 
 
 def reduce_scatter_rows(rt, team, out, rows, op):
@@ -246,20 +249,20 @@ def reduce_scatter_rows(rt, team, out, rows, op):
         for j in range(n):
             _copy(src[j * w:(j + 1) * w], flat_rows[j][s:e])
         dst = rt.area.view(n * w * item, w * item, out.dtype)
-        _engine.reducescatter(team.id, red, dst.data_ptr(), src.data_ptr(), w)
+        _engine.reducescatter(team.id, red, dst, src)
         _copy(flat_out[s:e], dst)
     oc.close()
 
 
 def reduce_scatter_single(rt, team, output, input, op, call):
     zc = sym(output) and sym(input) and not _overlap(output, input)
-    if rt.check:
-        zc = rt.agree(team, call, "reduce_scatter_tensor", output.dtype, output.numel(), op, zc=zc)
+    chunks = scatter_chunks(rt, team, output.numel(), output.element_size())
+    zc = rt.settle(team, call, chunks, "reduce_scatter_tensor", output.dtype, output.numel(), op, zc=zc)
     if output.numel() == 0:
         return
     if zc:
         red = _engine.reduction(op, output.dtype)
-        _engine.reducescatter(team.id, red, output.data_ptr(), input.data_ptr(), output.numel())
+        _engine.reducescatter(team.id, red, output.view(-1), input.view(-1))
         return
     ic = input if input.is_contiguous() else input.contiguous()
     reduce_scatter_rows(rt, team, output, list(ic.view(team.n, -1)), op)
@@ -274,7 +277,8 @@ def _overlap(a, b):
 def scatter(rt, team, out, ins, root, call):
     """out <- piece ``me`` of the root's ins: a broadcast of the root's pieces, a chunk of
     each at a time."""
-    rt.agree(team, call, "scatter", out.dtype, out.numel(), root=root)
+    chunks = _count(out.numel() * out.element_size(), rt.stage_chunk(team.n))
+    rt.settle(team, call, chunks, "scatter", out.dtype, out.numel(), root=root, always=True)
     n, me = team.n, team.me
     oc = Contig(out, write=True)
     ob = as_bytes(oc.c)
@@ -285,7 +289,7 @@ def scatter(rt, team, out, ins, root, call):
         if me == root:
             for j in range(n):
                 _copy(buf[j * w:(j + 1) * w], ib[j][s:e])
-        _engine.broadcast(team.id, buf.data_ptr(), buf.data_ptr(), n * w, root)
+        _engine.broadcast(team.id, buf, buf, root)
         _copy(ob[s:e], buf[me * w:(me + 1) * w])
     oc.close()
 
@@ -318,7 +322,7 @@ def all_to_all(rt, team, out_parts, in_parts, dtype, call):
         for j, part in enumerate(in_parts):
             piece = part[lo:lo + per]
             _copy(src[j * per:j * per + piece.numel()], piece)
-        _engine.alltoall(team.id, dst.data_ptr(), src.data_ptr(), per)
+        _engine.alltoall(team.id, dst, src, per)
         for j, part in enumerate(out_parts):
             piece = part[lo:lo + per]
             _copy(piece, dst[j * per:j * per + piece.numel()])
@@ -332,5 +336,5 @@ def _collect_sizes(rt, team, sends, rooms):
     dst = rt.area.view(0, n * row)
     src = dst[me * row:(me + 1) * row]
     src.view(torch.int64).copy_(torch.tensor(sends + rooms, dtype=torch.int64))
-    _engine.fcollect(team.id, dst.data_ptr(), src.data_ptr(), row)
+    _engine.fcollect(team.id, dst, src)
     return dst.view(torch.int64).view(n, 2 * n).tolist()

@@ -22,6 +22,7 @@ from shmem import _pyshmem
 from shmem.core import AclshmemError, AclshmemInvalid
 
 from . import _backend_coll as coll
+from ._engine import Refused
 from ._backend_p2p import Mailboxes, P2PWork, RecvOp, SendOp
 from ._backend_runtime import Team, lock
 from .collectives import ComputeScope, barrier
@@ -86,11 +87,13 @@ class _Serve:
             raise
         return rt, team
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         try:
-            self.scope.__exit__(*exc)
+            self.scope.__exit__(exc_type, exc, tb)
         finally:
             lock.release()
+        if isinstance(exc, Refused):  # the engine compared the ranks' calls and refused them all
+            raise AclshmemInvalid(f"shmem backend: {self.call}: the ranks of the group disagree: {exc}") from None
         return False
 
 
@@ -303,8 +306,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
             if team.n == 1:
                 outs[0].copy_(inp.reshape(outs[0].shape))
             else:
-                if rt.check:
-                    rt.agree(team, call, call, inp.dtype, inp.numel())
+                chunks = coll.gather_chunks(rt, team, inp.numel() * inp.element_size())
+                rt.settle(team, call, chunks, call, inp.dtype, inp.numel())
                 if inp.numel():
                     coll.all_gather_rows(rt, team, outs, inp)
         return _done([outs])
@@ -349,8 +352,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
             if team.n == 1:
                 out.copy_(rows[0].reshape(out.shape))
                 return _done([out])
-            if rt.check:
-                rt.agree(team, call, call, out.dtype, out.numel(), op)
+            rt.settle(team, call, coll.scatter_chunks(rt, team, out.numel(), out.element_size()), call, out.dtype,
+                      out.numel(), op)
             if out.numel():
                 coll.reduce_scatter_rows(rt, team, out, rows, op)
         return _done([out])

@@ -83,37 +83,36 @@ KINDS = ["", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into
          "all_reduce_coalesced"]
 _KIND = {name: i for i, name in enumerate(KINDS)}
 _ROOTED = frozenset(("broadcast", "reduce", "gather", "scatter"))
-_RECORD = struct.Struct("<8q")  # seq, kind, dtype, count, op, root, extra, zero-copy
+_RECORD = struct.Struct("<7q")  # kind, dtype, count, op, root, extra, zero-copy
 
 
 def describe_call(record):
     """What a rank called, from its agreement record (a tuple of _RECORD's fields)."""
-    kind = record[1]
+    kind = record[0]
     name = KINDS[kind] if 0 <= kind < len(KINDS) else f"call #{kind}"
     parts = []
-    dt = _CODE_DTYPE.get(record[2])
+    dt = _CODE_DTYPE.get(record[1])
     if dt is not None:
         parts.append(f"dtype {dt}")
-    parts.append(f"{record[3]} elements")
-    if 0 < record[4] < len(_OP_NAMES):
-        parts.append(f"op {_OP_NAMES[record[4]].upper()}")
-    if record[5] >= 0 and name in _ROOTED:
-        parts.append(f"root {record[5]}")
+    parts.append(f"{record[2]} elements")
+    if 0 < record[3] < len(_OP_NAMES):
+        parts.append(f"op {_OP_NAMES[record[3]].upper()}")
+    if record[4] >= 0 and name in _ROOTED:
+        parts.append(f"root {record[4]}")
     return f"{name} ({', '.join(parts)})"
 
 
 class Team:
-    """A SHMEM team serving a process group: its id, this PE's index, the world PE of each
-    index, and the sequence number of the group's collectives."""
+    """A SHMEM team serving a process group: its id, this PE's index and the world PE of
+    each index."""
 
-    __slots__ = ("id", "n", "me", "pes", "seq", "owned")
+    __slots__ = ("id", "n", "me", "pes", "owned")
 
     def __init__(self, team_id, pes, me, owned):
         self.id = team_id
         self.pes = list(pes)
         self.n = len(self.pes)
         self.me = me
-        self.seq = 0
         self.owned = owned
 
 
@@ -227,19 +226,30 @@ class Runtime:
         aclshmemx_team_exchange) and compares: raises the same error on every PE when they
         disagree.  Returns True when every PE passed ``zc`` true (its tensor is symmetric,
         so the collective can run on it in place)."""
-        team.seq += 1
-        fields = (team.seq, _KIND[kind], DTYPE_CODE.get(dtype, 0), count, OP_CODE.get(op, 0), root, extra,
-                  int(bool(zc)))
+        fields = (_KIND[kind], DTYPE_CODE.get(dtype, 0), count, OP_CODE.get(op, 0), root, extra, int(bool(zc)))
         if team.n == 1:
             return bool(zc)
-        records = [_RECORD.unpack(r) for r in _engine.exchange(team.id, _RECORD.pack(*fields))]
+        try:
+            records = [_RECORD.unpack(r) for r in _engine.exchange(team.id, _RECORD.pack(*fields))]
+        except _engine.Refused as exc:  # a rank made another collective instead
+            raise AclshmemInvalid(f"shmem backend: {call}: the ranks of the group disagree: {exc}") from None
         for idx, theirs in enumerate(records):
-            if theirs[:7] != fields[:7]:
+            if theirs[:6] != fields[:6]:
                 raise AclshmemInvalid(
                     f"shmem backend: {call}: the ranks of the group disagree: rank {idx} called "
                     f"{describe_call(theirs)}, rank {team.me} (this process) called {describe_call(fields)}")
-        return all(r[7] for r in records)
+        return all(r[6] for r in records)
 
+    def settle(self, team, call, chunks, kind, dtype=None, count=0, op="", root=-1, zc=False, always=False):
+        """Whether the collective runs in place on every rank's tensor, where ``zc`` says
+        this rank's tensor is symmetric and ``chunks`` is how many engine calls it takes
+        through the staging area.  One call: every rank makes one, which the engine itself
+        compares, and each rank uses its own tensor or the area.  More: the ranks agree
+        first (so that nobody makes one call where another makes several), unless
+        SHMEM_TORCH_CHECK=0 and not ``always`` (then each trusts its own ``zc``)."""
+        if chunks <= 1 or not (self.check or always):
+            return zc
+        return self.agree(team, call, kind, dtype, count, op, root, zc=zc)
 
 def sym(t):
     """Whether t is a non-empty contiguous symmetric tensor (usable by the engine in place)."""

@@ -20,7 +20,7 @@ import torch
 from shmem import _pyshmem
 from shmem.core import AclshmemError, AclshmemInvalid
 
-__all__ = ["Reduction", "reduction", "reduce", "reducescatter", "broadcast", "fcollect", "alltoall", "exchange",
+__all__ = ["Refused", "Reduction", "reduction", "reduce", "reducescatter", "broadcast", "fcollect", "alltoall", "exchange",
            "team_size", "EXCHANGE_MAX"]
 
 # The most bytes one PE contributes to exchange (ACLSHMEMX_TEAM_EXCHANGE_MAX).
@@ -44,6 +44,11 @@ _COMPLEX = frozenset((torch.complex64, torch.complex128))
 _ARITH = {"sum": "sum", "avg": "sum", "prod": "prod", "min": "min", "max": "max"}
 _BITWISE = {"band": "and", "bor": "or", "bxor": "xor"}
 _BOOL = {"sum": "or", "max": "or", "prod": "and", "min": "and", "band": "and", "bor": "or", "bxor": "xor"}
+
+
+class Refused(AclshmemInvalid):
+    """The engine refused a call (on every PE of the team alike): the PEs' calls do not
+    match (another operation, type, count or root), or a PE's arguments are bad."""
 
 
 class Reduction:
@@ -102,7 +107,7 @@ def reduction(op, dtype):
 def _check(api, rc):
     if rc != _pyshmem.ACLSHMEM_SUCCESS:
         name = _pyshmem.ERROR_NAMES.get(rc, str(rc))
-        cls = AclshmemInvalid if rc == _pyshmem.ACLSHMEM_INVALID_PARAM else AclshmemError
+        cls = Refused if rc == _pyshmem.ACLSHMEM_INVALID_PARAM else AclshmemError
         raise cls(f"{api} failed ({name}): {_pyshmem.aclshmemx_get_last_error()}")
 
 
@@ -110,47 +115,41 @@ def team_size(team):
     return _pyshmem.pe_count() if team == _pyshmem.ACLSHMEM_TEAM_WORLD else _pyshmem.team_n_pes(team)
 
 
-def _average(red, dst, count, team):
-    """dst (count elements of red.dtype at address dst) /= the team's size, for avg."""
-    n = team_size(team)
-    if red.average and n > 1 and count:
-        _as_tensor(dst, count, red.dtype).div_(n)
+def _nbytes(t):
+    return t.numel() * t.element_size()
 
 
-def _as_tensor(addr, count, dtype):
-    """A 1-D tensor over count elements of dtype at addr (memory this PE owns)."""
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    raw = (ctypes.c_uint8 * (count * itemsize)).from_address(addr)
-    return torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
+def reduce(team, red, dst, src):
+    """dst on every PE of team <- the reduction of every PE's src (1-D contiguous tensors
+    of red.dtype and of the same length; dst may be src)."""
+    count = dst.numel()
+    _check(f"all_reduce ({red.op}, {red.dtype})", red.function("reduce")(team, dst.data_ptr(), src.data_ptr(), count))
+    if red.average and count:
+        dst.div_(team_size(team))
 
 
-def reduce(team, red, dst, src, count):
-    """dst (count elements) on every PE of team <- the reduction of every PE's src; dst
-    may be src."""
-    _check(f"all_reduce ({red.op}, {red.dtype})", red.function("reduce")(team, dst, src, count))
-    _average(red, dst, count, team)
+def reducescatter(team, red, dst, src):
+    """dst of team PE i <- the reduction of block i (dst's length) of every PE's src."""
+    count = dst.numel()
+    _check(f"reduce_scatter ({red.op}, {red.dtype})",
+           red.function("reducescatter")(team, dst.data_ptr(), src.data_ptr(), count))
+    if red.average and count:
+        dst.div_(team_size(team))
 
 
-def reducescatter(team, red, dst, src, count):
-    """dst (count elements) of team PE i <- the reduction of block i of every PE's src
-    (count elements per PE of the team)."""
-    _check(f"reduce_scatter ({red.op}, {red.dtype})", red.function("reducescatter")(team, dst, src, count))
-    _average(red, dst, count, team)
+def broadcast(team, dst, src, root):
+    """dst on every PE <- src of team PE root (tensors of the same size in bytes)."""
+    _check("broadcast", _pyshmem.aclshmem_broadcastmem(team, dst.data_ptr(), src.data_ptr(), _nbytes(dst), root))
 
 
-def broadcast(team, dst, src, nbytes, root):
-    _check("broadcast", _pyshmem.aclshmem_broadcastmem(team, dst, src, nbytes, root))
+def fcollect(team, dst, src):
+    """Every PE's src, in team order, to dst on every PE (src may be this PE's block of dst)."""
+    _check("all_gather", _pyshmem.aclshmem_fcollectmem(team, dst.data_ptr(), src.data_ptr(), _nbytes(src)))
 
 
-def fcollect(team, dst, src, nbytes):
-    """Every PE's nbytes of src, in team order, to dst on every PE (src may be this PE's
-    block of dst)."""
-    _check("all_gather", _pyshmem.aclshmem_fcollectmem(team, dst, src, nbytes))
-
-
-def alltoall(team, dst, src, nbytes):
-    """Block j (nbytes) of src on PE i to block i of dst on PE j."""
-    _check("all_to_all", _pyshmem.aclshmem_alltoallmem(team, dst, src, nbytes))
+def alltoall(team, dst, src, block):
+    """Block j (``block`` bytes) of src on PE i to block i of dst on PE j."""
+    _check("all_to_all", _pyshmem.aclshmem_alltoallmem(team, dst.data_ptr(), src.data_ptr(), block))
 
 
 def exchange(team, record):

@@ -21,7 +21,6 @@ return: with several PEs on a node, each PE's OpenMP workers would otherwise tak
 cores the peer PEs need (see docs/guides/benchmarking.rst, all_reduce).
 """
 
-import ctypes
 import os
 
 import torch
@@ -30,6 +29,7 @@ from shmem import _pyshmem, core
 from shmem.core import AclshmemError, AclshmemInvalid
 
 from . import _engine, staging
+from .staging import copy as _copy
 from .tensor import call_checked, check_int, check_tensor, extent, resolve
 
 __all__ = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier",
@@ -252,16 +252,6 @@ def _overlap(a, b):
     return a_len > 0 and b_len > 0 and a_addr < b_addr + b_len and b_addr < a_addr + a_len
 
 
-def _copy(dst, src):
-    """dst <- src: 1-D tensors of the same length (byte views of equal size, or one dtype)."""
-    if dst.numel() == 0:
-        return
-    if dst.is_contiguous() and src.is_contiguous() and dst.dtype == src.dtype:
-        ctypes.memmove(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size())
-    else:
-        dst.copy_(src)
-
-
 def _chunk(unit_bytes, total, area):
     """How many units (of unit_bytes each, at most total) a chunk through the staging area
     takes."""
@@ -287,7 +277,7 @@ def all_reduce(tensor, op="sum", team=0):
     if n == 1 or flat.numel() == 0:
         return tensor
     with ComputeScope(flat.data_ptr()):
-        _engine.reduce(team, red, flat.data_ptr(), flat.data_ptr(), flat.numel())
+        _engine.reduce(team, red, flat, flat)
     return tensor
 
 
@@ -318,7 +308,7 @@ def reduce_scatter(output, input, op="sum", team=0):
         area = staging.area()
         if direct is not None or k * item <= area.nbytes:
             dst = direct if direct is not None else area.view(0, k * item, input.dtype)
-            _engine.reducescatter(team, red, dst.data_ptr(), flat_in.data_ptr(), k)
+            _engine.reducescatter(team, red, dst, flat_in)
             if direct is None:
                 _copy_out(output, dst)
             return output
@@ -348,7 +338,7 @@ def _staged_reduce_scatter(team, red, output, rows, area):
         src = area.view(0, n * width * item, rows.dtype)
         _copy(src.view(n, width), rows[:, s:e])
         dst = area.view(n * width * item, width * item, rows.dtype)
-        _engine.reducescatter(team, red, dst.data_ptr(), src.data_ptr(), width)
+        _engine.reducescatter(team, red, dst, src)
         _copy(out[s:e], dst)
     if not contiguous:
         output.copy_(out.view(output.shape))
@@ -378,13 +368,12 @@ def all_gather(output, input, team=0):
                               "aclshmem_create_tensor / shmem_torch.empty)")
     if k == 0:
         return output
-    item = input.element_size()
     with staging.lock, ComputeScope((sym_out if sym_out is not None else sym_in).data_ptr()):
         if sym_out is not None:
             mine = sym_out[me * k:(me + 1) * k]
             if mine.data_ptr() != input.data_ptr() or not input.is_contiguous():
                 _copy(mine, input.reshape(-1))
-            _engine.fcollect(team, sym_out.data_ptr(), mine.data_ptr(), k * item)
+            _engine.fcollect(team, sym_out, mine)
             return output
         _staged_all_gather(team, output.view(n, k), sym_in, me, staging.area())
     return output
@@ -405,7 +394,7 @@ def _staged_all_gather(team, rows, flat_in, me, area):
         else:
             src = dst[me * width:(me + 1) * width]
             _copy(src, flat_in[s:e])
-        _engine.fcollect(team, dst.data_ptr(), src.data_ptr(), width * item)
+        _engine.fcollect(team, dst, src)
         _copy(rows[:, s:e], dst.view(n, width))
 
 
@@ -421,7 +410,7 @@ def broadcast(tensor, root=0, team=0):
         return tensor
     nbytes = tensor.numel() * tensor.element_size()
     if tensor.is_contiguous():
-        _engine.broadcast(team, tensor.data_ptr(), tensor.data_ptr(), nbytes, root)
+        _engine.broadcast(team, tensor, tensor, root)
         return tensor
     # strided: the elements go through the staging area, in order
     with staging.lock, ComputeScope(extent(tensor)[0]):
@@ -433,7 +422,7 @@ def broadcast(tensor, root=0, team=0):
             buf = area.view(0, e - s)
             if me == root:
                 _copy(buf, data[s:e])
-            _engine.broadcast(team, buf.data_ptr(), buf.data_ptr(), e - s, root)
+            _engine.broadcast(team, buf, buf, root)
             if me != root:
                 _copy(data[s:e], buf)
         if me != root:
@@ -470,7 +459,7 @@ def all_to_all(output, input, team=0):
     k = total // n
     item = input.element_size()
     if sym_in is not None and sym_out is not None:
-        _engine.alltoall(team, sym_out.data_ptr(), sym_in.data_ptr(), k * item)
+        _engine.alltoall(team, sym_out, sym_in, k * item)
         return output
     with staging.lock, ComputeScope((sym_in if sym_in is not None else sym_out).data_ptr()):
         staged_all_to_all(team, output.view(n, k), input.view(n, k), staging.area())
@@ -489,5 +478,5 @@ def staged_all_to_all(team, out_rows, in_rows, area, offset=0):
         src = area.view(offset, n * width * item, in_rows.dtype)
         dst = area.view(offset + n * width * item, n * width * item, in_rows.dtype)
         _copy(src.view(n, width), in_rows[:, s:e])
-        _engine.alltoall(team, dst.data_ptr(), src.data_ptr(), width * item)
+        _engine.alltoall(team, dst, src, width * item)
         _copy(out_rows[:, s:e], dst.view(n, width))

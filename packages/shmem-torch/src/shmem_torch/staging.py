@@ -14,6 +14,7 @@ result out, a chunk (at most the area) at a time.  The area serves one collectiv
 time (``lock``).
 """
 
+import ctypes
 import os
 import threading
 
@@ -23,7 +24,8 @@ from shmem.core import AclshmemInvalid
 
 from .tensor import active_instance, aclshmem_free_tensor, empty, register_allocation_hook
 
-__all__ = ["STAGING_SIZE_ENV", "DEFAULT_STAGING_SIZE", "Area", "area", "install", "uninstall", "lock", "size_env"]
+__all__ = ["STAGING_SIZE_ENV", "DEFAULT_STAGING_SIZE", "Area", "area", "install", "uninstall", "lock", "size_env",
+           "copy"]
 
 STAGING_SIZE_ENV = "SHMEM_TORCH_STAGING_SIZE"
 DEFAULT_STAGING_SIZE = 1 << 20
@@ -49,6 +51,17 @@ def size_env(name, default):
         raise AclshmemInvalid(f"{name}={text!r}: more than the largest symmetric heap "
                               f"({_pyshmem.ACLSHMEM_MAX_LOCAL_SIZE} bytes)")
     return value
+
+
+def copy(dst, src):
+    """dst <- src: tensors of the same shape and dtype; libc's memmove when both are
+    contiguous (no per-element dispatch, no threads), else torch's copy."""
+    if dst.numel() == 0:
+        return
+    if dst.is_contiguous() and src.is_contiguous() and dst.dtype == src.dtype:
+        ctypes.memmove(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size())
+    else:
+        dst.copy_(src)
 
 
 class Area:
