@@ -1,5 +1,5 @@
 /*
- * bench.c - point-to-point and barrier numbers of an OpenSHMEM library, 2 PEs.
+ * bench.c - point-to-point, barrier and collective numbers of an OpenSHMEM library.
  *
  * Written against the standard OpenSHMEM API only (no extensions), so the same source
  * measures Open MPI's OSHMEM and libaclshmem, each through its own shmem.h:
@@ -8,7 +8,8 @@
  *     cc -O2 bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
  *
  * run.py beside it builds both, runs them in turn and compares them.  PE 0 measures, PE 1
- * is the target; extra PEs only take part in the barriers.
+ * is the target of the point-to-point tests; extra PEs take part in the barriers and the
+ * collectives, which every PE runs.
  *
  *     bench [-r REPS] [-t MS] [-m MAX_BYTES] [-T test,test,...]
  *
@@ -44,6 +45,20 @@
  *                       end, the target in the barrier (GB/s, 1e9 bytes per second)
  *   put_nbi_bw    SIZE  the same with shmem_putmem_nbi (GB/s)
  *   get_bw        SIZE  a stream of blocking shmem_getmem (GB/s)
+ *
+ * The collectives, in the forms every OpenSHMEM library has (the active-set forms of 1.4,
+ * over all PEs, with pSync arrays used in turn), one after the other on every PE; SIZE is
+ * the bytes of one PE's block, 8 B to 1 MiB x8 (at most MAX / PEs); the time per call is
+ * the mean of every PE's own (as the OSU benchmarks report it: a broadcast's root alone
+ * may return long before the others have the data):
+ *
+ *   bcast         SIZE  shmem_broadcast64 from PE 0 (us)
+ *   collect       SIZE  shmem_collect64, every PE the same count (us)
+ *   fcollect      SIZE  shmem_fcollect64 (us)
+ *   reduce        SIZE  shmem_long_sum_to_all (us)
+ *   alltoall      SIZE  shmem_alltoall64 (us)
+ *
+ * Before timing them it checks one call of each (exit status 1 if one is wrong).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -61,6 +76,7 @@
 #define WINDOW 64            /* puts between two quiets in the bandwidth tests */
 #define SETTLE_NS 10000000L  /* the time a waiting target gets to fall asleep (10 ms) */
 #define SPIN_LIMIT_S 60.0    /* a spinning target gives up after this (a library that never delivers) */
+#define COLL_MAX_BLOCK (1L << 20) /* the largest block of the collectives */
 
 /* Words of the symmetric control array. */
 enum { C_SHARE, C_WAKE, C_PP, C_WORD, C_COUNT };
@@ -336,6 +352,87 @@ static double k_barrier(long n, size_t size)
 PUT_STREAM_KERNEL(k_put_bw, shmem_putmem)
 PUT_STREAM_KERNEL(k_put_nbi_bw, shmem_putmem_nbi)
 
+/* ---- collectives ----------------------------------------------------------------------- */
+
+/* The active-set forms are deprecated in OpenSHMEM 1.5, but Open MPI 4.1's OSHMEM (1.4) has
+ * no team-based collectives: these are the forms both libraries have. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* Two of each work array, used in turn: a pSync may be used again once every PE has left
+ * the collective that used it, which the call in between guarantees. */
+#define SYNC_LEN (SHMEM_BCAST_SYNC_SIZE + SHMEM_COLLECT_SYNC_SIZE + SHMEM_REDUCE_SYNC_SIZE + \
+                  SHMEM_ALLTOALL_SYNC_SIZE)
+static long *psync[2];
+static long *pwrk[2]; /* shmem_long_sum_to_all's, for COLL_MAX_BLOCK / 8 elements */
+static double *pe_seconds; /* symmetric, npes: each PE's time, gathered on PE 0 */
+
+/* The mean of every PE's t, on PE 0 (0 elsewhere). */
+static double mean_over_pes(double t)
+{
+    shmem_double_p(&pe_seconds[me], t, 0);
+    shmem_barrier_all();
+    double sum = 0;
+    for (int pe = 0; me == 0 && pe < npes; pe++)
+        sum += pe_seconds[pe];
+    shmem_barrier_all(); /* nobody writes the next times before PE 0 has read these */
+    return me == 0 ? sum / npes : 0;
+}
+
+#define COLL_KERNEL(name, call)                             \
+    static double name(long n, size_t size)                 \
+    {                                                       \
+        size_t nelems = size / 8;                           \
+        (void)nelems;                                       \
+        shmem_barrier_all();                                \
+        double t0 = now();                                  \
+        for (long i = 0; i < n; i++) {                      \
+            long *ps = psync[i & 1], *pw = pwrk[i & 1];     \
+            (void)pw;                                       \
+            call;                                           \
+        }                                                   \
+        return mean_over_pes(now() - t0);                   \
+    }
+
+COLL_KERNEL(k_bcast, shmem_broadcast64(buf, loc, nelems, 0, 0, 0, npes, ps))
+COLL_KERNEL(k_collect, shmem_collect64(buf, loc, nelems, 0, 0, npes, ps))
+COLL_KERNEL(k_fcollect, shmem_fcollect64(buf, loc, nelems, 0, 0, npes, ps))
+COLL_KERNEL(k_reduce, shmem_long_sum_to_all((long *)buf, (long *)loc, (int)nelems, 0, 0, npes, pw, ps))
+COLL_KERNEL(k_alltoall, shmem_alltoall64(buf, loc, nelems, 0, 0, npes, ps))
+
+/* One call of each collective on 4 longs per PE, checked on every PE; exits on a mismatch. */
+static void check_collectives(void)
+{
+    long *src = (long *)loc, *dst = (long *)buf;
+    int bad = 0;
+    for (int k = 0; k < 4 * npes; k++)
+        src[k] = 1000L * me + k;
+    shmem_barrier_all();
+    shmem_long_sum_to_all(dst, src, 4, 0, 0, npes, pwrk[0], psync[0]);
+    for (int k = 0; k < 4; k++)
+        bad |= dst[k] != 1000L * npes * (npes - 1) / 2 + (long)npes * k;
+    shmem_fcollect64(dst, src, 4, 0, 0, npes, psync[1]);
+    for (int k = 0; k < 4 * npes; k++)
+        bad |= dst[k] != 1000L * (k / 4) + k % 4;
+    shmem_alltoall64(dst, src, 4, 0, 0, npes, psync[0]);
+    for (int k = 0; k < 4 * npes; k++)
+        bad |= dst[k] != 1000L * (k / 4) + 4L * me + k % 4;
+    dst[0] = -1;
+    shmem_broadcast64(dst, src, 4, 0, 0, 0, npes, psync[1]);
+    bad |= me == 0 ? dst[0] != -1 : dst[3] != 3;
+    shmem_collect64(dst, src, 2, 0, 0, npes, psync[0]);
+    for (int k = 0; k < 2 * npes; k++)
+        bad |= dst[k] != 1000L * (k / 2) + k % 2;
+    shmem_long_p(&ctl[C_WORD], bad, 0);
+    shmem_barrier_all();
+    if (share(me == 0 ? ctl[C_WORD] : 0)) {
+        if (me == 0)
+            fprintf(stderr, "bench: a collective gave a wrong result\n");
+        shmem_global_exit(1);
+    }
+    ctl[C_WORD] = 0;
+    shmem_barrier_all();
+}
+
 /* The iteration count for one repetition of about target_s, decided on PE 0. */
 static long calibrate(kernel_fn k, size_t size)
 {
@@ -403,6 +500,16 @@ static void latency(const char *name, kernel_fn k, size_t size, double ops_per_i
         printf("%s %zu %.4f us\n", name, size, s * 1e6);
         fflush(stdout);
     }
+}
+
+/* A collective at block sizes 8 B, 64 B, ... x8, up to what dest holds for every PE. */
+static void collective(const char *name, kernel_fn k)
+{
+    if (!wanted(name))
+        return;
+    long largest = max_size / npes < COLL_MAX_BLOCK ? max_size / npes : COLL_MAX_BLOCK;
+    for (long size = 8; size <= largest; size *= 8)
+        latency(name, k, (size_t)size, 1.0);
 }
 
 static void bandwidth(const char *name, kernel_fn k)
@@ -499,6 +606,18 @@ int main(int argc, char **argv)
     ctl = shmem_malloc(C_COUNT * sizeof(long));
     buf = shmem_malloc((size_t)max_size);
     loc = shmem_malloc((size_t)max_size);
+    pe_seconds = shmem_malloc((size_t)npes * sizeof(double));
+    if (!pe_seconds)
+        buf = NULL; /* reported below */
+    for (int k = 0; k < 2; k++) {
+        psync[k] = shmem_malloc(SYNC_LEN * sizeof(long));
+        pwrk[k] = shmem_malloc((COLL_MAX_BLOCK / 16 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * sizeof(long));
+        if (!psync[k] || !pwrk[k])
+            buf = NULL; /* reported below */
+        else
+            for (int i = 0; i < SYNC_LEN; i++)
+                psync[k][i] = SHMEM_SYNC_VALUE;
+    }
     if (!ctl || !buf || !loc) {
         fprintf(stderr, "bench: PE %d: shmem_malloc of %ld bytes failed\n", me, max_size);
         shmem_global_exit(1);
@@ -537,6 +656,12 @@ int main(int argc, char **argv)
     bandwidth("put_bw", k_put_bw);
     bandwidth("put_nbi_bw", k_put_nbi_bw);
     bandwidth("get_bw", k_get_stream);
+    check_collectives();
+    collective("bcast", k_bcast);
+    collective("collect", k_collect);
+    collective("fcollect", k_fcollect);
+    collective("reduce", k_reduce);
+    collective("alltoall", k_alltoall);
 
     if (ctx != SHMEM_CTX_DEFAULT)
         shmem_ctx_destroy(ctx);

@@ -3,11 +3,12 @@
 
 bench.c (beside this file) is written against the OpenSHMEM API.  This script builds it
 twice - with Open MPI's ``oshcc`` for OSHMEM, and with ``cc`` against libaclshmem's own
-``shmem.h`` (its OpenSHMEM 1.5 API) - runs both with 2 PEs in alternating rounds (so that both see the
-same machine load), takes the median of the rounds and prints, for every measure, both
-numbers, their ratio and the goal of issue #17:
+``shmem.h`` (its OpenSHMEM 1.5 API) - runs both with 2 PEs (``--npes``) in alternating rounds
+(so that both see the same machine load), takes the median of the rounds and prints, for
+every measure, both numbers, their ratio and the goal of issues #17 and #25:
 
-* every latency of libaclshmem <= OSHMEM's (ratio <= 1.00),
+* every latency of libaclshmem <= OSHMEM's (ratio <= 1.00), the collectives' (broadcast,
+  collect, fcollect, reduce, alltoall, 8 B .. 1 MiB per PE) included,
 * every bandwidth of libaclshmem >= 0.95 x OSHMEM's, 8 B .. 16 MiB,
 * a put to a PE asleep in wait_until costs <= 1.5 x a put to a PE spinning in user code.
 
@@ -18,6 +19,7 @@ exit status 3 when a goal is missed, for whoever wants that).
     python3 run.py --build-dir /tmp/bld   # ... or from a meson build directory
     python3 run.py --library /path/libaclshmem.so
     python3 run.py --install              # apt-get Open MPI first (as root)
+    python3 run.py --npes 4 --tests barrier,bcast,collect,fcollect,reduce,alltoall
 
 Launching.  OSHMEM's PEs are started by ``oshrun -np 2`` (with ``--allow-run-as-root`` when
 run as root, ``--oversubscribe`` so that a 1-core machine works, and the UCX spml, the only
@@ -49,11 +51,11 @@ HERE = Path(__file__).resolve().parent
 NATIVE = HERE.parents[1]  # packages/shmem-native
 PUBLIC_INCLUDE = NATIVE / "include"
 UID_SIZE = 136
-NPES = 2
 APT_PACKAGES = ("openmpi-bin", "libopenmpi-dev")
 
 LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "put_lat_static", "put_lat_ctx",
-             "get_lat", "g_lat", "pingpong", "pingpong_ptr", "barrier")
+             "get_lat", "g_lat", "pingpong", "pingpong_ptr", "barrier",
+             "bcast", "collect", "fcollect", "reduce", "alltoall")
 # Measures shown for reference, with no goal: what the hardware allows on each library's memory.
 REFERENCES = ("pingpong_ptr",)
 BANDWIDTHS = ("put_bw", "put_nbi_bw", "get_bw")
@@ -76,6 +78,11 @@ DESCRIPTIONS = {
     "put_bw": "putmem stream, quiet every 64",
     "put_nbi_bw": "putmem_nbi stream, quiet every 64",
     "get_bw": "getmem stream",
+    "bcast": "broadcast64 from PE 0, per call",
+    "collect": "collect64, per call",
+    "fcollect": "fcollect64, per call",
+    "reduce": "long_sum_to_all, per call",
+    "alltoall": "alltoall64, per call",
 }
 
 
@@ -241,7 +248,7 @@ def heap_size(max_size):
 
 
 def run_oshmem(binary, oshrun, bench_args, args):
-    cmd = [oshrun, "-np", str(NPES), "--oversubscribe", "--bind-to", args.bind, "--mca", "spml", "ucx",
+    cmd = [oshrun, "-np", str(args.npes), "--oversubscribe", "--bind-to", args.bind, "--mca", "spml", "ucx",
            "-x", f"SHMEM_SYMMETRIC_SIZE={heap_size(args.max_size)}"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
@@ -263,19 +270,19 @@ def make_uid(library):
     return lib, uid.raw.hex()  # the library stays loaded: it holds the reserved port until PE 0 binds it
 
 
-def cpus_for_pes():
+def cpus_for_pes(npes):
     cpus = sorted(os.sched_getaffinity(0))
-    return [cpus[pe % len(cpus)] for pe in range(NPES)]
+    return [cpus[pe % len(cpus)] for pe in range(npes)]
 
 
 def run_aclshmem(binary, acl, bench_args, args):
     _lib, uid = make_uid(acl.library)
-    env = dict(os.environ, SHMEM_RUN_UID=uid, SHMEM_RUN_NPES=str(NPES),
+    env = dict(os.environ, SHMEM_RUN_UID=uid, SHMEM_RUN_NPES=str(args.npes),
                SHMEM_RUN_MEM_SIZE=str(heap_size(args.max_size)))
-    cpus = cpus_for_pes()
+    cpus = cpus_for_pes(args.npes)
     procs = []
     try:
-        for pe in range(NPES):
+        for pe in range(args.npes):
             pin = (lambda cpu=cpus[pe]: os.sched_setaffinity(0, {cpu})) if args.bind == "core" else None
             procs.append(subprocess.Popen([str(binary), *bench_args], env=dict(env, SHMEM_RUN_PE=str(pe)),
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -394,6 +401,7 @@ def parse_args(argv):
     where.add_argument("--build-dir", help="a meson build directory of this repository")
     where.add_argument("--library", help="the libaclshmem.so to use (headers from this source tree)")
     p.add_argument("--install", action="store_true", help=f"apt-get install {' '.join(APT_PACKAGES)} if missing (root)")
+    p.add_argument("--npes", type=int, default=2, help="PEs of each run (default 2; the collectives use them all)")
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds of both libraries (default 3)")
     p.add_argument("--reps", type=int, default=7, help="repetitions per point inside one run; bench's median (default 7)")
     p.add_argument("--ms", type=float, default=20, help="milliseconds per repetition (default 20)")
@@ -408,8 +416,8 @@ def parse_args(argv):
     p.add_argument("--json", help="write every round's numbers and the medians to this file")
     p.add_argument("--check", action="store_true", help="exit with status 3 when a goal is missed")
     args = p.parse_args(argv)
-    if args.rounds < 1 or args.reps < 1 or args.ms <= 0 or args.max_size < 8:
-        p.error("--rounds and --reps must be >= 1, --ms > 0, --max-size >= 8")
+    if args.rounds < 1 or args.reps < 1 or args.ms <= 0 or args.max_size < 8 or args.npes < 2:
+        p.error("--rounds and --reps must be >= 1, --ms > 0, --max-size >= 8, --npes >= 2")
     return args
 
 
@@ -454,7 +462,7 @@ def compare(args):
             loads.append(load_text())
     rows = comparison_rows(acl_rounds, osh_rounds)
     asleep = asleep_row(acl_rounds, osh_rounds)
-    print(f"# {args.rounds} alternating rounds, 2 PEs, bind {args.bind}; libaclshmem and OSHMEM: medians of the "
+    print(f"# {args.rounds} alternating rounds, {args.npes} PEs, bind {args.bind}; libaclshmem and OSHMEM: medians of the "
           f"rounds (each round: bench's median of {args.reps} x {args.ms:g} ms); ratio: libaclshmem / OSHMEM of "
           "those medians, best: of the best rounds; met?: the goal on ratio")
     print(f"# before: {loads[0]}; after: {loads[-1]}")
@@ -467,7 +475,7 @@ def compare(args):
     print(f"# goals met: {len(goals) + (asleep is not None) - len(missed)} of {len(goals) + (asleep is not None)}")
     if args.json:
         record = {
-            "bind": args.bind, "rounds": args.rounds, "reps": args.reps, "ms": args.ms, "loads": loads,
+            "bind": args.bind, "npes": args.npes, "rounds": args.rounds, "reps": args.reps, "ms": args.ms, "loads": loads,
             "aclshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in acl_rounds],
             "oshmem": [{f"{m} {s}": v for (m, s), v in r.items()} for r in osh_rounds],
             "table": [dict(zip(("measure", "size", "aclshmem", "oshmem", "unit", "ratio", "best_ratio", "goal",
