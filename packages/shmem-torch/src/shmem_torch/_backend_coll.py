@@ -197,6 +197,9 @@ def all_gather_rows(rt, team, outs, inp):
 
 
 def all_gather_single(rt, team, output, input, call):
+    if team.n == 1:
+        output.copy_(input.reshape(output.shape))
+        return
     k = input.numel() * input.element_size()
     zc = rt.settle(team, call, gather_chunks(rt, team, k), "all_gather_into_tensor", input.dtype, input.numel(),
                    zc=sym(output))
@@ -255,6 +258,9 @@ def reduce_scatter_rows(rt, team, out, rows, op):
 
 
 def reduce_scatter_single(rt, team, output, input, op, call):
+    if team.n == 1:
+        output.copy_(input.reshape(output.shape))
+        return
     zc = sym(output) and sym(input) and not _overlap(output, input)
     chunks = scatter_chunks(rt, team, output.numel(), output.element_size())
     zc = rt.settle(team, call, chunks, "reduce_scatter_tensor", output.dtype, output.numel(), op, zc=zc)

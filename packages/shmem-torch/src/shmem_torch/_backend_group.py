@@ -62,6 +62,25 @@ def _same_dtype(a, b, call):
                               f"{a.dtype} and {b.dtype}")
 
 
+def _check_pair(call, output, input, size, whole):
+    """The tensors of all_gather_into_tensor (``whole`` = "output") and
+    reduce_scatter_tensor ("input"): one dtype, the whole one group size times the other."""
+    _check_tensor(output, call, "output")
+    _check_tensor(input, call, "input")
+    _same_dtype(output, input, call)
+    big, small, part = (output, input, "input") if whole == "output" else (input, output, "output")
+    if big.numel() != size * small.numel():
+        raise AclshmemInvalid(f"shmem backend: {call}: the {whole} has {big.numel()} elements; it must have "
+                              f"{size} x {small.numel()} (group size x {part})")
+
+
+def _each_pair(method, outputs, inputs, opts):
+    """A coalesced call: method(output, input, opts) for each pair, in order."""
+    for o, i in zip(outputs, inputs):
+        method(o, i, opts)
+    return _done(list(outputs))
+
+
 class _Serve:
     """``with _Serve(pg, call) as (rt, team):`` the body of a call of process group pg:
     under the backend's lock, autograd off, and with the collectives' thread policy, so
@@ -319,25 +338,15 @@ class ShmemProcessGroup(dist.ProcessGroup):
 
     def all_gather_single(self, output, input, opts=None):
         call = "all_gather_into_tensor"
-        _check_tensor(output, call, "output")
-        _check_tensor(input, call, "input")
-        _same_dtype(output, input, call)
-        if output.numel() != self._size * input.numel():
-            raise AclshmemInvalid(f"shmem backend: {call}: the output has {output.numel()} elements; it must "
-                                  f"have {self._size} x {input.numel()} (group size x input)")
+        _check_pair(call, output, input, self._size, "output")
         with _Serve(self, call) as (rt, team):
-            if team.n == 1:
-                output.copy_(input.reshape(output.shape))
-            else:
-                coll.all_gather_single(rt, team, output, input, call)
+            coll.all_gather_single(rt, team, output, input, call)
         return _done([output])
 
     _allgather_base = all_gather_single
 
     def all_gather_single_coalesced(self, outputs, inputs, opts=None):
-        for o, i in zip(outputs, inputs):
-            self.all_gather_single(o, i, opts)
-        return _done(list(outputs))
+        return _each_pair(self.all_gather_single, outputs, inputs, opts)
 
     allgather_into_tensor_coalesced = all_gather_single_coalesced
 
@@ -360,26 +369,15 @@ class ShmemProcessGroup(dist.ProcessGroup):
 
     def reduce_scatter_single(self, output, input, opts=None):
         call = "reduce_scatter_tensor"
-        _check_tensor(output, call, "output")
-        _check_tensor(input, call, "input")
-        _same_dtype(output, input, call)
-        if input.numel() != self._size * output.numel():
-            raise AclshmemInvalid(f"shmem backend: {call}: the input has {input.numel()} elements; it must have "
-                                  f"{self._size} x {output.numel()} (group size x output)")
+        _check_pair(call, output, input, self._size, "input")
         with _Serve(self, call) as (rt, team):
-            op = coll.op_of(_reduce_op(opts), call, output.dtype)
-            if team.n == 1:
-                output.copy_(input.reshape(output.shape))
-            else:
-                coll.reduce_scatter_single(rt, team, output, input, op, call)
+            coll.reduce_scatter_single(rt, team, output, input, coll.op_of(_reduce_op(opts), call, output.dtype), call)
         return _done([output])
 
     _reduce_scatter_base = reduce_scatter_single
 
     def reduce_scatter_single_coalesced(self, outputs, inputs, opts=None):
-        for o, i in zip(outputs, inputs):
-            self.reduce_scatter_single(o, i, opts)
-        return _done(list(outputs))
+        return _each_pair(self.reduce_scatter_single, outputs, inputs, opts)
 
     reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
 
