@@ -13,9 +13,10 @@
  * On TCP the plug-in also fences UCX's listening sockets so that only the job's nodes can
  * connect to them (ucx_guard.c): UCX's TCP transport trusts whoever connects.
  *
- * ucx_conn.c sets up and tears down (context, main worker, cards); ucx_channel.c makes the
- * channels of OpenSHMEM contexts and every channel's endpoints; ucx_progress.c moves the
- * workers on (the progress thread, waits for requests) and words UCX's failures.
+ * ucx_conn.c sets up and tears down (context, main channel, cards, the channels of
+ * OpenSHMEM contexts) from the parts ucx_channel.c makes (workers, endpoints);
+ * ucx_progress.c moves the workers on (the progress thread, waits for requests) and words
+ * UCX's failures.
  *
  * Threads: every UCP call goes through a channel's worker, called by the application's
  * threads (and, for the main channel, kernel blocks, stream workers and the progress
@@ -108,13 +109,13 @@ typedef struct ucx_state {
 extern const shmemi_transport_ops_t shmemi_ucx_rma_ops;
 extern const shmemi_transport_ops_t shmemi_ucx_am_ops;
 
-/* ucx_conn.c */
+/* ucx_conn.c: start and stop, and the channels of contexts. */
 int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host);
 void shmemi_ucx_stop(shmemi_instance_t *inst);
-
-/* ucx_channel.c: context channels, and the endpoints of a channel. */
 int shmemi_ucx_channel_open(shmemi_instance_t *inst, shmemi_channel_t **out);
 void shmemi_ucx_channel_close(shmemi_instance_t *inst, shmemi_channel_t *ch);
+
+/* ucx_channel.c: the parts of a channel (the main one's too), and its endpoints. */
 /* The arrays of a channel for inst's PEs (st->main's too). */
 int shmemi_ucx_channel_alloc(ucx_state_t *st, ucx_channel_t *c);
 /* c's worker, with its listening sockets fenced off (closed to everyone) from the start. */

@@ -182,6 +182,75 @@ void shmemi_ucx_stop(shmemi_instance_t *inst)
     inst->remote = NULL;
 }
 
+/* ---- context channels ------------------------------------------------------------------------ */
+
+/* Makes c's fenced worker and lets in the job's other nodes at once (the cards are known).
+ * Under st->channels_lock: the sockets that appear meanwhile must be c's own. */
+static int open_worker(ucx_channel_t *c)
+{
+    ucx_state_t *st = c->st;
+    SHMEMI_TRY(shmemi_ucx_channel_worker(c));
+    char why[256];
+    if (ucx_guard_open_to(&c->guard, st->allowed, st->n_allowed, why, sizeof(why)) != 0)
+        return st->host->fail(ACLSHMEM_INNER_ERROR, "PE %d: %s", st->inst->my_pe, why);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_ucx_channel_open(shmemi_instance_t *inst, shmemi_channel_t **out)
+{
+    ucx_state_t *st = ucx_state(inst);
+    ucx_channel_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return st->host->fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    int rc = shmemi_ucx_channel_alloc(st, c);
+    pthread_mutex_lock(&st->channels_lock);
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = open_worker(c);
+    if (rc == ACLSHMEM_SUCCESS && st->plane == UCX_PLANE_AM)
+        rc = shmemi_ucx_am_listen(c);
+    if (rc == ACLSHMEM_SUCCESS) {
+        c->next = st->channels;
+        st->channels = c;
+    }
+    pthread_mutex_unlock(&st->channels_lock);
+    if (rc != ACLSHMEM_SUCCESS) {
+        shmemi_ucx_channel_free(c, 1);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Takes c out of the list and its receiving side's counts into the main channel's, which
+ * the report at stop logs. */
+static void forget(ucx_state_t *st, ucx_channel_t *c)
+{
+    pthread_mutex_lock(&st->channels_lock);
+    for (ucx_channel_t **link = &st->channels; *link; link = &(*link)->next) {
+        if (*link == c) {
+            *link = c->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st->channels_lock);
+    pthread_mutex_lock(&st->main.lock);
+    st->main.target.accepted += c->target.accepted;
+    for (int r = 0; r < SHMEMI_AM_DROP_REASONS; r++)
+        st->main.target.dropped[r] += c->target.dropped[r];
+    st->main.guard.swept += c->guard.swept;
+    pthread_mutex_unlock(&st->main.lock);
+}
+
+void shmemi_ucx_channel_close(shmemi_instance_t *inst, shmemi_channel_t *ch)
+{
+    ucx_state_t *st = ucx_state(inst);
+    forget(st, ch);
+    /* Forced once the progress thread is gone (stop): peers may be gone too. */
+    shmemi_ucx_channel_free(ch, !st->thread_started);
+    free(ch);
+}
+
 /* ---- the plug-in's entry ------------------------------------------------------------------ */
 
 static const shmemi_transport_ops_t *plane_ops(shmemi_instance_t *inst)
