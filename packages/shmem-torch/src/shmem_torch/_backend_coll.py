@@ -1,8 +1,8 @@
 """The torch.distributed backend's collectives on the library's engine (``_engine``).
 
-Each function serves one kind of call of the process group, on the group's team, after
-the ranks agreed on the call (``Runtime.agree``; ``SHMEM_TORCH_CHECK=0`` leaves it out for
-all_reduce, broadcast, all_gather_into_tensor and reduce_scatter_tensor).  A tensor that is
+Each function serves one kind of call of the process group, on the group's team, once
+the ranks have settled the call (``Runtime.settle``: one engine call is compared by the
+engine; several are agreed on first).  A tensor that is
 symmetric on every rank is used in place (zero-copy); otherwise the tensors pass through
 the staging area of the pool, a chunk at a time, and every rank makes the same engine
 calls.  Collectives that the engine has no call for are made of the ones it has: reduce

@@ -11,9 +11,11 @@ agreement of the ranks before a collective.
   staging area, which the backend's collectives copy ordinary tensors through in chunks of
   ``SHMEM_TORCH_CHUNK_SIZE`` and which ``shmem_torch.staging`` lends to the shmem_torch
   collectives while the process group lives.
-* **Agreement.**  Before a collective the ranks exchange what they were asked to do (call,
-  dtype, number of elements, operation, root) with ``aclshmemx_team_exchange``: a mismatch
-  raises the same clear error on every rank instead of hanging or mixing data.
+* **Agreement.**  Before a collective of several engine calls the ranks exchange what they
+  were asked to do (call, dtype, number of elements, operation, root) with
+  ``aclshmemx_team_exchange``: a mismatch raises the same clear error on every rank
+  instead of hanging or mixing data.  A collective of one engine call needs no exchange:
+  the engine compares the ranks' calls itself (``Runtime.settle``).
 """
 
 import os

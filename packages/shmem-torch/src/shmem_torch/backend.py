@@ -14,9 +14,10 @@ The backend is a thin adapter, one module per concern:
 
 * ``shmem_torch._backend_runtime``: starting SHMEM for the process group, the pool
   (``SHMEM_TORCH_POOL_SIZE``, default 256 MiB) and the ranks' agreement before a
-  collective (``SHMEM_TORCH_CHECK=0`` turns it off for all_reduce, broadcast, all_gather
-  and reduce_scatter: then ranks must agree by themselves, and a tensor is used in place
-  when this rank's tensor is symmetric).
+  collective of several engine calls (one call is compared by the engine itself;
+  ``SHMEM_TORCH_CHECK=0`` drops the agreement for all_reduce, broadcast, all_gather and
+  reduce_scatter: then ranks must agree by themselves, and a tensor is used in place when
+  this rank's tensor is symmetric).
 * ``shmem_torch._backend_coll``: the collectives on the engine; a tensor that is
   symmetric on every rank (``shmem_torch.empty`` ...) is used in place (zero-copy), the
   others pass through the pool's staging area in chunks (``SHMEM_TORCH_CHUNK_SIZE``).
