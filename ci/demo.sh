@@ -46,7 +46,9 @@ echo "The same ring through the standard OpenSHMEM API (shmem.h), started by the
 "$PROGRAMS/aclshmemrun" -np "$PES" "$OSH_RING"
 
 step "Python packages shmem-native and shmem-core (venv $CI_VENV)"
-ensure_venv
+# Only what the Python ring needs (the build tools, shmem-core's own needs and NumPy), not
+# ci/test.sh's whole list: torch and the documentation tools are no part of the demo.
+ensure_venv "${PIP_BUILD_PACKAGES[@]}" setuptools wheel cffi numpy
 install_packages "$REPO_ROOT/packages/shmem-native" "$REPO_ROOT/packages/shmem-core"
 
 step "run: python -m shmem.run -n $PES examples/python/ring.py"
