@@ -896,6 +896,49 @@ def collectives_with_ordinary_operands():
     st.aclshmem_free_tensor(inp)
 
 
+@check("three")
+def collectives_through_a_small_staging_area():
+    """The staged paths in many chunks: a 64 KiB staging area lent with staging.install,
+    every collective that takes an ordinary tensor on one side, sizes of several chunks."""
+    import shmem_torch as st
+    from shmem_torch import staging
+
+    rank, n = me(), npes()
+    block = st.empty(64 << 10, dtype=torch.uint8)
+    staging.install(block)
+    try:
+        k = 10_001  # 40 to 80 KB per PE and block: more than the area
+        for dtype, op in ((torch.float32, "sum"), (torch.int64, "max"), (torch.bfloat16, "avg")):
+            inp = st.empty(n * k, dtype=dtype)
+            inp.copy_(data("small-rs", rank, n * k, dtype, op))
+            full = reduce_ref([data("small-rs", i, n * k, dtype, op) for i in range(n)], op)
+            out = torch.empty(k, 2, dtype=dtype)[:, 1]  # strided
+            st.reduce_scatter(out, inp, op=op)
+            assert_same(out, full[rank * k:(rank + 1) * k], f"reduce_scatter {op} {dtype} in chunks")
+            st.aclshmem_free_tensor(inp)
+        mine = st.full((k,), rank, dtype=torch.int16)
+        local = torch.empty(n * k, dtype=torch.int16)
+        st.all_gather(local, mine)
+        assert torch.equal(local, torch.arange(n, dtype=torch.int16).repeat_interleave(k)), "all_gather in chunks"
+        sym = st.empty(n * k, dtype=torch.int64)
+        sym.copy_(torch.arange(n * k) + 100_000 * rank)
+        got = torch.empty(n * k, dtype=torch.int64)
+        st.all_to_all(got, sym)
+        want = torch.cat([torch.arange(rank * k, (rank + 1) * k) + 100_000 * j for j in range(n)])
+        assert torch.equal(got, want), "all_to_all from a symmetric input in chunks"
+        st.all_to_all(sym, torch.arange(n * k) + 100_000 * rank)
+        assert torch.equal(sym, want), "all_to_all into a symmetric output in chunks"
+        t = st.empty(300, 100, dtype=torch.float64)
+        t.copy_(torch.arange(30_000, dtype=torch.float64).reshape(300, 100) + rank)
+        st.broadcast(t.t(), root=2)  # strided: through the area
+        assert torch.equal(t, torch.arange(30_000, dtype=torch.float64).reshape(300, 100) + 2), "broadcast in chunks"
+        for x in (t, sym, mine):
+            st.aclshmem_free_tensor(x)
+    finally:
+        staging.uninstall(block)
+        st.aclshmem_free_tensor(block)
+
+
 # ---------------------------------------------------------------------------
 # torch.distributed interop (run without the launcher's init)
 # ---------------------------------------------------------------------------
