@@ -33,7 +33,13 @@ ACLSHMEM_HOST_API void aclshmem_getmem_nbi(void *dst, const void *src, size_t el
                                                  ptrdiff_t sst, size_t nelems, int pe);
 ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_TYPED_RMA)
 
-/* aclshmem_put<B>/get<B>[_nbi], _iput<B>, _iget<B>: elements of B bits. */
+/* aclshmem_put<B>/get<B>[_nbi], _iput<B>, _iget<B>: elements of B bits.  elem_size (nelems of
+ * the strided forms) is a number of elements, not bytes: a call moves elem_size * B / 8 bytes,
+ * as in the original implementation (which hands elem_size and B / 8 to its transfer as count
+ * and element size), OpenSHMEM's shmem_put<B> and this library's shmem_put<B>.  The seed's
+ * Python API text calls the argument "total number of bytes"; a byte count would make
+ * aclshmem_put64(dst, src, 3, pe) move 3 bytes of one 8-byte element, and a program ported from
+ * the original would move an eighth of its data. */
 #define ACLSHMEMI_DECLARE_SIZED_RMA(BITS)                                                       \
     ACLSHMEM_HOST_API void aclshmem_put##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe); \
     ACLSHMEM_HOST_API void aclshmem_get##BITS(void *dst, const void *src, uint32_t elem_size, int32_t pe); \

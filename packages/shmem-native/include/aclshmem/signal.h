@@ -27,7 +27,9 @@ ACLSHMEM_HOST_API void aclshmemx_putmem_signal_nbi(void *dst, const void *src, s
                                                             int32_t signal, int sig_op, int pe);
 ACLSHMEM_RMA_TYPES(ACLSHMEMI_DECLARE_TYPED_SIGNAL)
 
-/* aclshmem_put<B>_signal[_nbi]: nelems counts elements of B bits. */
+/* aclshmem_put<B>_signal[_nbi]: nelems counts elements of B bits (nelems * B / 8 bytes), as
+ * the original implementation and aclshmem_put<B> do, not bytes as the seed's Python API text
+ * says of aclshmemx_put<B>_signal (see aclshmem/rma.h). */
 #define ACLSHMEMI_DECLARE_SIZED_SIGNAL(BITS)                                                    \
     ACLSHMEM_HOST_API void aclshmem_put##BITS##_signal(void *dst, const void *src, size_t nelems, \
                                                        int32_t *sig_addr, int32_t signal,       \
