@@ -869,7 +869,7 @@ def collectives_with_ordinary_operands():
     for dtype, op in ((torch.float32, "sum"), (torch.int32, "max"), (torch.float16, "avg")):
         for numel in (3, 4099, 300001):
             _all_reduce_case("rma", numel, dtype, op)
-    k = 100_001  # 800 KB per PE: several chunks of the 1 MiB staging area
+    k = 100_001  # 800 KB per PE: several chunks of the 256 KiB staging area
     inp = st.empty(n * k, dtype=torch.int64)
     inp.copy_(data("rma-rs", rank, n * k, torch.int64))
     out = torch.empty(k, dtype=torch.int64)

@@ -2,7 +2,7 @@
 their way into and out of the collectives engine, which works on symmetric memory only.
 
 Each SHMEM instance has one staging area.  shmem_torch allocates a small one
-(``SHMEM_TORCH_STAGING_SIZE``, default 1 MiB; the heap is sparse, so untouched pages cost
+(``SHMEM_TORCH_STAGING_SIZE``, default 256 KiB; the heap is sparse, so untouched pages cost
 no memory) together with the first symmetric tensor of the instance: allocation is a
 collective of the whole world, which a collective of a smaller team could not make, and
 every collective of shmem_torch has a symmetric tensor, so the area is there before it
@@ -20,7 +20,7 @@ import threading
 
 import torch
 
-from shmem.core import AclshmemInvalid
+from shmem.core import AclshmemError, AclshmemInvalid
 
 from .tensor import active_instance, aclshmem_free_tensor, empty, register_allocation_hook
 
@@ -28,7 +28,7 @@ __all__ = ["STAGING_SIZE_ENV", "DEFAULT_STAGING_SIZE", "Area", "area", "install"
            "copy"]
 
 STAGING_SIZE_ENV = "SHMEM_TORCH_STAGING_SIZE"
-DEFAULT_STAGING_SIZE = 1 << 20
+DEFAULT_STAGING_SIZE = 256 << 10
 
 lock = threading.RLock()
 
@@ -89,8 +89,9 @@ def area():
     """The staging area of the active instance."""
     stack = _areas.get(active_instance())
     if not stack:
-        raise AclshmemInvalid("no staging area: allocate a symmetric tensor first (shmem_torch.empty), which "
-                              "every collective on ordinary tensors needs beside them anyway")
+        raise AclshmemInvalid(f"no staging area for an ordinary tensor: the symmetric heap had no room for it "
+                              f"({STAGING_SIZE_ENV}, default {DEFAULT_STAGING_SIZE} bytes) when the first "
+                              "symmetric tensor was allocated; pass symmetric tensors, or give the heap room")
     return stack[-1]
 
 
@@ -118,6 +119,8 @@ def _make_area(instance_id):
     _making = True
     try:
         block = empty(size, dtype=torch.uint8)  # collective, like the allocation that called us
+    except AclshmemError:
+        return  # a heap too small for it fails alike on every PE: collectives then need symmetric tensors
     finally:
         _making = False
     _areas.setdefault(instance_id, []).insert(0, Area(block, owned=True))
