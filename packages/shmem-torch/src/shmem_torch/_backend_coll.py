@@ -182,7 +182,8 @@ def gather_chunks(rt, team, nbytes):
 
 
 def all_gather_rows(rt, team, outs, inp):
-    """outs[j] <- the input of rank j, through the staging area."""
+    """outs[j] <- the input of rank j, through the staging area (outs may be empty: the
+    rank takes part and keeps nothing)."""
     data = as_bytes(inp.contiguous())
     outs_c = [Contig(o, write=True) for o in outs]
     out_bytes = [as_bytes(c.c) for c in outs_c]
@@ -220,16 +221,7 @@ def gather(rt, team, inp, outs, root, call):
     """outs (root only) <- every rank's inp: an all-gather of which the root keeps the rows."""
     rt.settle(team, call, gather_chunks(rt, team, inp.numel() * inp.element_size()), "gather", inp.dtype,
               inp.numel(), root=root, always=True)
-    outs_c = [Contig(o, write=True) for o in outs]
-    out_bytes = [as_bytes(c.c) for c in outs_c]
-
-    def each(s, e, block):
-        for j, ob in enumerate(out_bytes):
-            _copy(ob[s:e], block(j))
-
-    _gather_chunks(rt, team, as_bytes(inp.contiguous()), each)
-    for c in outs_c:
-        c.close()
+    all_gather_rows(rt, team, outs, inp)  # the other ranks pass no rows
 
 
 def scatter_chunks(rt, team, numel, item):
