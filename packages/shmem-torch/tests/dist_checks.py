@@ -123,6 +123,16 @@ def _all_reduce(c, rank, n):
         dist.all_reduce(t, op=dist.ReduceOp.AVG)
         ref = sum(_data(r, 10, dtype) for r in range(n)) / n
         c.expect(torch.allclose(t, ref), f"all_reduce AVG {dtype}")
+    # complex32: reduced in complex64 through the pool (and in chunks: the pool is small here)
+    for numel in (5, 200_001):
+        t = _data(rank, numel, torch.complex32)
+        dist.all_reduce(t)
+        ref = sum(_data(r, numel, torch.complex64) for r in range(n)).to(torch.complex32)
+        c.expect(torch.equal(t.to(torch.complex64), ref.to(torch.complex64)), f"all_reduce complex32 x{numel}")
+    out = torch.zeros(3, dtype=torch.complex32)
+    dist.reduce_scatter_tensor(out, torch.cat([_data(rank * 10 + j, 3, torch.complex32) for j in range(n)]))
+    ref = sum(_data(r * 10 + rank, 3, torch.complex64) for r in range(n)).to(torch.complex32)
+    c.expect(torch.equal(out.to(torch.complex64), ref.to(torch.complex64)), "reduce_scatter_tensor complex32")
     for op in (dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR):
         for dtype in (torch.int64, torch.uint8, torch.bool):
             t = _data(rank, 9, dtype)

@@ -739,6 +739,38 @@ def all_to_all_paths():
             st.aclshmem_free_tensor(inp)
 
 
+def _c32(x):
+    """x as the complex32 tensor holds it, in complex64."""
+    return x.to(torch.complex32).to(torch.complex64)
+
+
+@check("world")
+def complex32_reduces_in_complex64():
+    """complex32, which the engine has no type for, is reduced in complex64 through the
+    staging area and rounded once: all_reduce (sum, prod, avg; in chunks too) and
+    reduce_scatter, as shmem_torch's functions and as the custom ops."""
+    import shmem_torch as st
+
+    rank, n = me(), npes()
+    for numel in (7, 70_001):  # 70001 x 8 bytes in complex64: several chunks of the area
+        for op in ("sum", "prod", "avg"):
+            t = st.empty(numel, dtype=torch.complex32)
+            t.copy_(data("c32", rank, numel, torch.complex64, op))
+            st.all_reduce(t, op=op)
+            want = reduce_ref([_c32(data("c32", i, numel, torch.complex64, op)) for i in range(n)], op)
+            assert_same(t.to(torch.complex64), _c32(want),
+                        f"complex32 all_reduce {op} x{numel}")
+            st.aclshmem_free_tensor(t)
+    k = 1001
+    inp = st.empty(n * k, dtype=torch.complex32)
+    inp.copy_(data("c32-rs", rank, n * k, torch.complex64))
+    out = torch.empty(k, dtype=torch.complex32)
+    st.reduce_scatter(out, inp)
+    full = reduce_ref([_c32(data("c32-rs", i, n * k, torch.complex64)) for i in range(n)], "sum")
+    assert_same(out.to(torch.complex64), _c32(full[rank * k:(rank + 1) * k]), "complex32 reduce_scatter")
+    st.aclshmem_free_tensor(inp)
+
+
 @check("world")
 def collective_errors():
     import shmem_torch as st

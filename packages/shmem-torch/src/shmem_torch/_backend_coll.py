@@ -76,6 +76,11 @@ def as_bytes(t):
     return flat.view(torch.uint8)
 
 
+def _wire_item(red):
+    """Bytes per element of the dtype the engine reduces red in."""
+    return torch.empty((), dtype=red.wire).element_size()
+
+
 def _count(total, step):
     """How many chunks of step make total (at least one)."""
     return max(1, -(-total // step))
@@ -95,9 +100,10 @@ def all_reduce(rt, team, t, op, call):
     if team.n == 1:
         return
     red = _engine.reduction(op, t.dtype)
-    item = t.element_size()
+    item = _wire_item(red)
     per = rt.stage_chunk() // item
-    zc = rt.settle(team, call, _count(t.numel(), per), "all_reduce", t.dtype, t.numel(), op, zc=sym(t))
+    zc = sym(t) and red.wire == t.dtype
+    zc = rt.settle(team, call, _count(t.numel(), per), "all_reduce", t.dtype, t.numel(), op, zc=zc)
     if t.numel() == 0:
         return
     if zc:
@@ -106,7 +112,7 @@ def all_reduce(rt, team, t, op, call):
     c = Contig(t, write=True)
     flat = c.c.view(-1)
     for s, e in _chunks(flat.numel(), per):
-        buf = rt.area.view(0, (e - s) * item, t.dtype)
+        buf = rt.area.view(0, (e - s) * item, red.wire)
         _copy(buf, flat[s:e])
         _engine.reduce(team.id, red, buf, buf)
         _copy(flat[s:e], buf)
@@ -141,7 +147,7 @@ def reduce(rt, team, t, op, root, call):
     if team.n == 1:
         return
     red = _engine.reduction(op, t.dtype)
-    item = t.element_size()
+    item = _wire_item(red)
     per = rt.stage_chunk() // item
     rt.settle(team, call, _count(t.numel(), per), "reduce", t.dtype, t.numel(), op, root=root, always=True)
     if t.numel() == 0:
@@ -149,7 +155,7 @@ def reduce(rt, team, t, op, root, call):
     c = Contig(t, write=team.me == root)
     flat = c.c.view(-1)
     for s, e in _chunks(flat.numel(), per):
-        buf = rt.area.view(0, (e - s) * item, t.dtype)
+        buf = rt.area.view(0, (e - s) * item, red.wire)
         _copy(buf, flat[s:e])
         _engine.reduce(team.id, red, buf, buf)
         if team.me == root:
@@ -224,10 +230,10 @@ def gather(rt, team, inp, outs, root, call):
     all_gather_rows(rt, team, outs, inp)  # the other ranks pass no rows
 
 
-def scatter_chunks(rt, team, numel, item):
-    """How many engine calls a reduce-scatter of numel elements per rank takes through the
-    area."""
-    return _count(numel, rt.stage_chunk(team.n + 1) // item)
+def scatter_chunks(rt, team, numel, op, dtype):
+    """How many engine calls a reduce-scatter (op) of numel elements of dtype per rank takes
+    through the area."""
+    return _count(numel, rt.stage_chunk(team.n + 1) // _wire_item(_engine.reduction(op, dtype)))
 
 
 def reduce_scatter_rows(rt, team, out, rows, op):
@@ -237,13 +243,13 @@ def reduce_scatter_rows(rt, team, out, rows, op):
     oc = Contig(out, write=True)
     flat_out = oc.c.view(-1)
     flat_rows = [r.reshape(-1) for r in rows]
-    item = out.element_size()
+    item = _wire_item(red)
     for s, e in _chunks(flat_out.numel(), rt.stage_chunk(n + 1) // item):
         w = e - s
-        src = rt.area.view(0, n * w * item, out.dtype)
+        src = rt.area.view(0, n * w * item, red.wire)
         for j in range(n):
             _copy(src[j * w:(j + 1) * w], flat_rows[j][s:e])
-        dst = rt.area.view(n * w * item, w * item, out.dtype)
+        dst = rt.area.view(n * w * item, w * item, red.wire)
         _engine.reducescatter(team.id, red, dst, src)
         _copy(flat_out[s:e], dst)
     oc.close()
@@ -253,13 +259,13 @@ def reduce_scatter_single(rt, team, output, input, op, call):
     if team.n == 1:
         output.copy_(input.reshape(output.shape))
         return
-    zc = sym(output) and sym(input) and not _overlap(output, input)
-    chunks = scatter_chunks(rt, team, output.numel(), output.element_size())
+    red = _engine.reduction(op, output.dtype)
+    zc = sym(output) and sym(input) and not _overlap(output, input) and red.wire == output.dtype
+    chunks = scatter_chunks(rt, team, output.numel(), op, output.dtype)
     zc = rt.settle(team, call, chunks, "reduce_scatter_tensor", output.dtype, output.numel(), op, zc=zc)
     if output.numel() == 0:
         return
     if zc:
-        red = _engine.reduction(op, output.dtype)
         _engine.reducescatter(team.id, red, output.view(-1), input.view(-1))
         return
     ic = input if input.is_contiguous() else input.contiguous()

@@ -361,7 +361,7 @@ class ShmemProcessGroup(dist.ProcessGroup):
             if team.n == 1:
                 out.copy_(rows[0].reshape(out.shape))
                 return _done([out])
-            rt.settle(team, call, coll.scatter_chunks(rt, team, out.numel(), out.element_size()), call, out.dtype,
+            rt.settle(team, call, coll.scatter_chunks(rt, team, out.numel(), op, out.dtype), call, out.dtype,
                       out.numel(), op)
             if out.numel():
                 coll.reduce_scatter_rows(rt, team, out, rows, op)

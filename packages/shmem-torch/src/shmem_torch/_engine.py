@@ -39,6 +39,9 @@ for _name, _ctype in (("uint16", "uint16"), ("uint32", "uint32"), ("uint64", "ui
 
 _INTEGERS = frozenset(dt for dt, ct in _CTYPE.items() if ct.startswith(("int", "uint")) and dt != torch.bool)
 _COMPLEX = frozenset((torch.complex64, torch.complex128))
+# dtypes the engine has no type for, reduced in a wider one that it has (the callers stage
+# them through symmetric memory of the wider type): one rounding, at the end
+_WIDER = {torch.complex32: torch.complex64}
 
 # operation names (shmem_torch's and the backend's) -> the engine's
 _ARITH = {"sum": "sum", "avg": "sum", "prod": "prod", "min": "min", "max": "max"}
@@ -52,17 +55,19 @@ class Refused(AclshmemInvalid):
 
 
 class Reduction:
-    """A checked (operation, dtype) pair: the C function that computes it and whether the
-    result is divided by the team's size afterwards (avg)."""
+    """A checked (operation, dtype) pair: the C function that computes it, the dtype it
+    computes in (``wire``: dtype itself, or a wider one the data must be converted to),
+    and whether the result is divided by the team's size afterwards (avg)."""
 
-    __slots__ = ("op", "dtype", "ctype", "cop", "average", "_fns")
+    __slots__ = ("op", "dtype", "wire", "ctype", "cop", "average", "_fns")
 
     def __init__(self, op, dtype):
         self.op = op
         self.dtype = dtype
+        self.wire = _WIDER.get(dtype, dtype)
         self.average = op == "avg"
-        self.cop = _engine_op(op, dtype)
-        self.ctype = _CTYPE[dtype]
+        self.cop = _engine_op(op, dtype, self.wire)
+        self.ctype = _CTYPE[self.wire]
         self._fns = {}
 
     def function(self, kind):
@@ -73,12 +78,12 @@ class Reduction:
         return fn
 
 
-def _engine_op(op, dtype):
+def _engine_op(op, dtype, wire):
     if dtype == torch.bool:
         if op == "avg":
             raise AclshmemInvalid("op 'avg' needs a floating-point or complex dtype, not torch.bool")
         return _BOOL[op]
-    if dtype not in _CTYPE:
+    if wire not in _CTYPE:
         raise AclshmemInvalid(f"reductions are not supported for {dtype} (the collectives engine has no "
                               "arithmetic for it); all_gather, broadcast and all_to_all are")
     if op in _BITWISE:
@@ -88,7 +93,7 @@ def _engine_op(op, dtype):
     if op == "avg" and dtype in _INTEGERS:
         raise AclshmemInvalid(f"op 'avg' needs a floating-point or complex dtype, not {dtype} "
                               "(use 'sum' and divide as you need)")
-    if op in ("min", "max") and dtype in _COMPLEX:
+    if op in ("min", "max") and wire in _COMPLEX:
         raise AclshmemInvalid(f"op '{op}' is not defined for complex tensors ({dtype})")
     return _ARITH[op]
 

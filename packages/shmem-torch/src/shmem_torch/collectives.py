@@ -276,9 +276,24 @@ def all_reduce(tensor, op="sum", team=0):
     team, n, _ = team_info(team)
     if n == 1 or flat.numel() == 0:
         return tensor
+    if red.wire != tensor.dtype:  # reduced in a wider dtype: converted through the staging area
+        with staging.lock, ComputeScope(flat.data_ptr()):
+            _converted_all_reduce(team, red, flat, staging.area())
+        return tensor
     with ComputeScope(flat.data_ptr()):
         _engine.reduce(team, red, flat, flat)
     return tensor
+
+
+def _converted_all_reduce(team, red, flat, area):
+    item = torch.empty((), dtype=red.wire).element_size()
+    step = _chunk(item, flat.numel(), area)
+    for s in range(0, flat.numel(), step):
+        e = min(s + step, flat.numel())
+        buf = area.view(0, (e - s) * item, red.wire)
+        buf.copy_(flat[s:e])
+        _engine.reduce(team, red, buf, buf)
+        flat[s:e].copy_(buf)
 
 
 def reduce_scatter(output, input, op="sum", team=0):
@@ -306,7 +321,7 @@ def reduce_scatter(output, input, op="sum", team=0):
         direct = None  # in place: the engine's source and destination must not overlap
     with staging.lock, ComputeScope(flat_in.data_ptr()):
         area = staging.area()
-        if direct is not None or k * item <= area.nbytes:
+        if red.wire == input.dtype and (direct is not None or k * item <= area.nbytes):
             dst = direct if direct is not None else area.view(0, k * item, input.dtype)
             _engine.reducescatter(team, red, dst, flat_in)
             if direct is None:
@@ -328,16 +343,16 @@ def _staged_reduce_scatter(team, red, output, rows, area):
     """reduce_scatter of rows (n x k, this PE's input) into output, through the staging
     area: per chunk of w elements, the n row pieces go in one after the other."""
     n, k = rows.shape
-    item = rows.element_size()
+    item = torch.empty((), dtype=red.wire).element_size()
     w = _chunk((n + 1) * item, k, area)
     contiguous = output.is_contiguous()
     out = output.view(-1) if contiguous else torch.empty(k, dtype=output.dtype)
     for s in range(0, k, w):
         e = min(s + w, k)
         width = e - s
-        src = area.view(0, n * width * item, rows.dtype)
+        src = area.view(0, n * width * item, red.wire)
         _copy(src.view(n, width), rows[:, s:e])
-        dst = area.view(n * width * item, width * item, rows.dtype)
+        dst = area.view(n * width * item, width * item, red.wire)
         _engine.reducescatter(team, red, dst, src)
         _copy(out[s:e], dst)
     if not contiguous:
