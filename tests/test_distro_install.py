@@ -43,7 +43,8 @@ def prefix(tmp_path_factory):
     top = tmp_path_factory.mktemp("distro")
     build, prefix = str(top / "build"), str(top / "usr")
     run(["meson", "setup", build, NATIVE, f"--prefix={prefix}", "--buildtype=release",
-         "-Dwheel=false", "-Dtests=false", "-Dexamples=false", "-Dopenshmem_names=enabled"], timeout=300)
+         "-Dwheel=false", "-Dtests=false", "-Dexamples=false", "-Dopenshmem_names=enabled",
+         "-Dman=disabled"], timeout=300)  # the manual pages: test_man_pages.py
     run(["meson", "compile", "-C", build], timeout=600)
     run(["meson", "install", "-C", build, "--quiet"], timeout=300)
     return prefix

@@ -8,6 +8,8 @@
   automodule then skips (pymodule.py);
 * ``.. meson-options:: FILE`` - the build options of libaclshmem (mesonopts.py);
 * ``.. changelog:: FILE`` - a package's CHANGELOG.md (changelog.py);
+* ``manpages`` - the manual pages (docs/man/build.py): one source per page, from the
+  same directives and pages as the site, for Sphinx's man builder (not loaded here);
 * ``cli.launcher_parser`` - the parser of ``python -m shmem.run`` for sphinx-argparse;
 * ``doctest_helpers`` - what the runnable examples use to start real PEs.
 """

@@ -89,7 +89,9 @@ class CApiHeader(SphinxDirective):
     """Renders one public header of libaclshmem."""
 
     required_arguments = 1
-    option_spec = {"no-intro": directives.flag}
+    # only: the names of the entries to show (functions by their first name, families by
+    # their macro), the rest of the header left out: one manual page each (manpages.py).
+    option_spec = {"no-intro": directives.flag, "only": directives.unchanged}
 
     def run(self):
         include_dir = self.config.shmem_include_dir
@@ -104,10 +106,13 @@ class CApiHeader(SphinxDirective):
 
         c11_tables = cheaders.c11_type_tables(path)
         result = []
+        only = set(self.options.get("only", "").split())
         if "no-intro" not in self.options and header.intro:
             result.extend(self._parse(self._paragraphs(header.intro, known)))
         plain, generic = [], []
         for entry in header.entries + [None]:
+            if only and entry is not None and entry.name not in only:
+                continue
             if entry is not None and is_plain_macro(entry):
                 plain.append(entry)
                 continue
@@ -169,6 +174,19 @@ class CApiHeader(SphinxDirective):
                     lit["ids"].append(f"c.{lit.astext()}")
                     index_entries.append(("single", f"{lit.astext()} (C11 generic)", f"c.{lit.astext()}", "", None))
         return [addnodes.index(entries=index_entries)] + list(nodes_)
+
+    @staticmethod
+    def _family_list(rows):
+        """The generated names as a definition list: the element type, then its functions."""
+        dl = nodes.definition_list()
+        for row, names in rows:
+            term = nodes.term("", "", nodes.strong(text=" ".join(dict.fromkeys(row))))
+            para = nodes.paragraph()
+            for k, name in enumerate(names):
+                para += nodes.Text(", " if k else "")
+                para += nodes.literal(text=name)
+            dl += nodes.definition_list_item("", term, nodes.definition("", para))
+        return dl
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -250,6 +268,10 @@ class CApiHeader(SphinxDirective):
         out.extend(self._parse(intro))
 
         rows = cheaders.expand_family(e)
+        if self.env.app.builder.name == "man":
+            # A manual page has 80 columns: a table of long names cannot be set in them.
+            out.append(self._family_list(rows))
+            return out
         tbl, tbody = new_table(params + ["functions"], [12] * len(params) + [76], ["shmem-family"])
         index_entries = []
         for row, names in rows:
