@@ -11,7 +11,8 @@
 # documentation (`sphinx-build -W`) and runs its examples (the doctest builder), runs the
 # pytest tests of every package that has a tests/ folder, then those of tests/, and
 # ci/wheels.sh (the four wheels, shmem-native repaired by auditwheel, installed
-# with plain pip into fresh venvs, a 2-PE job from each), and finally ci/shmem4py.sh
+# with plain pip into fresh venvs, a 2-PE job from each), ci/debian.sh (the Debian packages
+# of the C library: dpkg-buildpackage, lintian, dpkg --root, a 2-PE job), and finally ci/shmem4py.sh
 # (shmem4py from the package index, built against this library in a fresh venv, its own
 # tests at 1, 2 and 4 PEs).
 # Exits non-zero if any step or any test fails.  Settings: see ci/lib.sh, plus
@@ -142,6 +143,11 @@ step "wheels: ci/wheels.sh"
 status=0
 bash "$REPO_ROOT/ci/wheels.sh" || status=$?
 record "ci/wheels.sh" "$status" "$((status == 0))" "$((status != 0))" 0
+
+step "Debian packages: ci/debian.sh"
+status=0
+bash "$REPO_ROOT/ci/debian.sh" || status=$?
+record "ci/debian.sh" "$status" "$((status == 0))" "$((status != 0))" 0
 
 # --- a client no one here wrote -----------------------------------------------------
 # shmem4py's own tests, counted once per job size (the script writes "P F S" when they ran).
