@@ -59,16 +59,20 @@ static ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
     return &slots[slot];
 }
 
+/* A context of the world needs no instance here: the engine's call that follows checks it
+ * (and a context handle outlives no finalize: finalize destroys them all). */
 int shmemi_osh_ctx_route(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch)
 {
     *ch = NULL;
-    shmemi_instance_t *inst = shmemi_require(api);
-    ctx_slot_t *slot = inst ? live_slot(ctx, api) : NULL;
+    ctx_slot_t *slot = live_slot(ctx, api);
     if (!slot)
-        return inst ? ACLSHMEM_INVALID_PARAM : ACLSHMEM_NOT_INITED;
+        return ACLSHMEM_INVALID_PARAM;
     *ch = slot->channel;
     if (slot->team == SHMEM_TEAM_WORLD)
         return ACLSHMEM_SUCCESS;
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst)
+        return ACLSHMEM_NOT_INITED;
     shmemi_team_t *t = shmemi_osh_team(inst, slot->team, api);
     if (!t)
         return ACLSHMEM_INVALID_PARAM;
