@@ -132,7 +132,10 @@ def c_pages(include_dir):
         if not names:
             continue
         taken.update(names)
-        see_also = [n for n in by_header[rel] if n != names[0]]
+        # The neighbours in the header (shmem.h has some seventy pages): five on each side.
+        siblings = by_header[rel]
+        at = siblings.index(names[0]) if names[0] in siblings else 0
+        see_also = [n for n in siblings[max(0, at - 5):at + 6] if n != names[0]]
         pages.append(_c_page(rel, entry, names, see_also))
     by_name = {p.name: p for p in pages}
     for generic, page in _generic_targets(include_dir, by_name).items():
@@ -305,7 +308,8 @@ def _translator():
             self.visit_reference = types.MethodType(_visit_reference, self)
 
         def header(self):
-            return super().header() + ".na\n"
+            # Right after .TH, which sets the page up: the NAME line too.
+            return re.sub(r"^(\.TH .*)$", r"\1\n.na", super().header(), count=1, flags=re.M)
 
     return RaggedRight
 
