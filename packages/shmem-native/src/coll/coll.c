@@ -219,7 +219,7 @@ int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_tea
 
 static int run_algorithm(const shmemi_coll_run_t *r)
 {
-    if (shmemi_coll_small(r->c, r->t->size))
+    if (r->c->kind != SHMEMI_COLL_EXCHANGE && shmemi_coll_small_all(r))
         return shmemi_coll_small_run(r);
     switch (r->c->kind) {
     case SHMEMI_COLL_BROADCAST:

@@ -101,7 +101,7 @@ static int total_bytes(const shmemi_coll_run_t *r, size_t *total)
 }
 
 /* collect: dest as a whole is checked here, the first moment its size is known. */
-static int check_collect_dest(const shmemi_coll_run_t *r, const size_t *offsets, size_t total)
+int shmemi_coll_check_collect_dest(const shmemi_coll_run_t *r, const size_t *offsets, size_t total)
 {
     const uint8_t *dst = r->c->dst, *src = r->c->src;
     size_t mine = (size_t)r->c->nelems * r->esize, off;
@@ -165,7 +165,7 @@ int shmemi_coll_gather(const shmemi_coll_run_t *r)
         }
     }
     if (rc == ACLSHMEM_SUCCESS && r->c->kind == SHMEMI_COLL_COLLECT)
-        rc = check_collect_dest(r, offsets, total);
+        rc = shmemi_coll_check_collect_dest(r, offsets, total);
     int by_node = shmemi_coll_hierarchical(r, total);
     if (rc == ACLSHMEM_SUCCESS)
         rc = gather_blocks(r, offsets, by_node);

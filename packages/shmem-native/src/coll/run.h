@@ -110,13 +110,19 @@ int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t sid
  * member is on another node. */
 void *shmemi_coll_peer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off);
 
-/* small.c: collectives whose data fits in the records.  Whether call c on a team of
- * team_size members goes this way (the same answer on every member of a matching call);
- * stage copies this PE's source into its record before the exchange; run computes this
- * PE's dest from the records after it, and needs no barrier more. */
+/* small.c: collectives whose data fits in the records.  Whether this PE's source of call c
+ * on a team of team_size members fits its record; stage copies it there before the
+ * exchange.  After the exchange, all says whether every member's did (the same answer on
+ * every member), and run then computes this PE's dest from the records, with no barrier
+ * more. */
 int shmemi_coll_small(const shmemi_coll_t *c, int team_size);
 void shmemi_coll_small_stage(const shmemi_coll_t *c, const shmemi_team_t *t, shmemi_coll_record_t *rec);
+int shmemi_coll_small_all(const shmemi_coll_run_t *r);
 int shmemi_coll_small_run(const shmemi_coll_run_t *r);
+
+/* move.c: collect's dest, once the team's counts give its size (offsets: where each
+ * member's block goes; total: their sum). */
+int shmemi_coll_check_collect_dest(const shmemi_coll_run_t *r, const size_t *offsets, size_t total);
 
 /* move.c and reduce.c: the algorithms, after the exchange agreed. */
 int shmemi_coll_broadcast(const shmemi_coll_run_t *r);
