@@ -52,7 +52,7 @@
  * the mean of every PE's own (as the OSU benchmarks report it: a broadcast's root alone
  * may return long before the others have the data):
  *
- *   bcast         SIZE  shmem_broadcast64 from PE 0 (us)
+ *   bcast         SIZE  shmem_broadcast64 from PE 0, then shmem_barrier_all (us)
  *   collect       SIZE  shmem_collect64, every PE the same count (us)
  *   fcollect      SIZE  shmem_fcollect64 (us)
  *   reduce        SIZE  shmem_long_sum_to_all (us)
@@ -359,7 +359,9 @@ PUT_STREAM_KERNEL(k_put_nbi_bw, shmem_putmem_nbi)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 /* Two of each work array, used in turn: a pSync may be used again once every PE has left
- * the collective that used it, which the call in between guarantees. */
+ * the collective that used it, which the call in between guarantees where every PE needs
+ * every other's data to leave it.  A broadcast's root needs nobody's, so each broadcast is
+ * followed by a barrier (in its time, for both libraries alike). */
 #define SYNC_LEN (SHMEM_BCAST_SYNC_SIZE + SHMEM_COLLECT_SYNC_SIZE + SHMEM_REDUCE_SYNC_SIZE + \
                   SHMEM_ALLTOALL_SYNC_SIZE)
 static long *psync[2];
@@ -393,7 +395,7 @@ static double mean_over_pes(double t)
         return mean_over_pes(now() - t0);                   \
     }
 
-COLL_KERNEL(k_bcast, shmem_broadcast64(buf, loc, nelems, 0, 0, 0, npes, ps))
+COLL_KERNEL(k_bcast, shmem_broadcast64(buf, loc, nelems, 0, 0, 0, npes, ps); shmem_barrier_all())
 COLL_KERNEL(k_collect, shmem_collect64(buf, loc, nelems, 0, 0, npes, ps))
 COLL_KERNEL(k_fcollect, shmem_fcollect64(buf, loc, nelems, 0, 0, npes, ps))
 COLL_KERNEL(k_reduce, shmem_long_sum_to_all((long *)buf, (long *)loc, (int)nelems, 0, 0, npes, pw, ps))
@@ -410,19 +412,24 @@ static void check_collectives(void)
     shmem_long_sum_to_all(dst, src, 4, 0, 0, npes, pwrk[0], psync[0]);
     for (int k = 0; k < 4; k++)
         bad |= dst[k] != 1000L * npes * (npes - 1) / 2 + (long)npes * k;
+    shmem_barrier_all(); /* dest is read before the next call writes it */
     shmem_fcollect64(dst, src, 4, 0, 0, npes, psync[1]);
     for (int k = 0; k < 4 * npes; k++)
         bad |= dst[k] != 1000L * (k / 4) + k % 4;
+    shmem_barrier_all();
     shmem_alltoall64(dst, src, 4, 0, 0, npes, psync[0]);
     for (int k = 0; k < 4 * npes; k++)
         bad |= dst[k] != 1000L * (k / 4) + 4L * me + k % 4;
+    shmem_barrier_all();
     dst[0] = -1;
     shmem_broadcast64(dst, src, 4, 0, 0, 0, npes, psync[1]);
     bad |= me == 0 ? dst[0] != -1 : dst[3] != 3;
+    shmem_barrier_all();
     shmem_collect64(dst, src, 2, 0, 0, npes, psync[0]);
     for (int k = 0; k < 2 * npes; k++)
         bad |= dst[k] != 1000L * (k / 2) + k % 2;
-    shmem_long_p(&ctl[C_WORD], bad, 0);
+    if (bad) /* counted on PE 0: a plain put of 0 from another PE could hide it */
+        shmem_long_atomic_add(&ctl[C_WORD], 1, 0);
     shmem_barrier_all();
     if (share(me == 0 ? ctl[C_WORD] : 0)) {
         if (me == 0)
