@@ -29,8 +29,8 @@ import time
 
 from shmem._sizes import format_size
 
+from ._bench_common import free_port, parse_size
 from ._table import render
-from .perf import _free_port, parse_size
 
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
 QUICK_SIZES = [4 << 10, 256 << 10]
@@ -136,7 +136,7 @@ def run(n, sizes, models, quick=False, threads=None):
     import torch.multiprocessing as mp
 
     with tempfile.TemporaryDirectory(prefix="shmem-dist-bench-") as outdir:
-        mp.start_processes(_worker, args=(n, _free_port(), sizes, models, quick, outdir, threads), nprocs=n,
+        mp.start_processes(_worker, args=(n, free_port(), sizes, models, quick, outdir, threads), nprocs=n,
                            start_method="spawn")
         per_rank = []
         for r in range(n):

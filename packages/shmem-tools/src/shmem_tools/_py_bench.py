@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+from ._bench_common import Table
+
 GOAL_PYSHMEM = 1.5
 GOAL_CORE = 3.0
 GOAL_IMPORT_MS = 60.0
@@ -214,7 +216,6 @@ def import_row(probes):
 
 
 def tables(rows, imp, rounds, number):
-    from .perf import Table
 
     calls = Table("python_calls", f"Python hot path: ns per call, 1 PE, {NBYTES}-byte operations "
                                   f"(median of {rounds} alternating rounds of {number} calls)",

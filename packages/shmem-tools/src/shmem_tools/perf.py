@@ -64,15 +64,14 @@ import io
 import json
 import os
 import platform
-import socket
 import sys
 import time
 
-from shmem import _sizes
 from shmem._sizes import format_size
 
 from . import __version__
 from . import _baselines
+from ._bench_common import Table, free_port, parse_size
 from ._progress import Progress
 from ._table import render
 from ._table import write as _write
@@ -82,18 +81,6 @@ ALL_TESTS = ("put", "get", "put_signal", "amo", "barrier", "all_reduce", "buffer
 P2P_TESTS = ("put", "get", "put_signal", "amo")
 # The element types of the AMO latency table (one fetch_add row each) and their widths.
 AMO_TYPES = {"int64": 8, "int32": 4}
-
-
-def parse_size(text):
-    """A message size of the command line (--min-size 4K): shmem's one size parser, its
-    error shown by argparse, and at least one byte."""
-    try:
-        value = _sizes.parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
-    return value
 
 
 def powers_of_two(lo, hi):
@@ -151,12 +138,6 @@ def make_plan(ns):
     plan["npes"] = ns.pes
     plan["pin"] = not ns.no_pin
     return plan
-
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _count_pe_steps(plan):
@@ -262,7 +243,7 @@ def run_pes(plan, res, progress, timeout):
     mem = biggest + (8 << 20)
     if "all_reduce" in plan["tests"]:
         mem += 4 * max(plan["ar_sizes"] + [0]) + (16 << 20)
-    plan = dict(plan, gloo_port=_free_port())
+    plan = dict(plan, gloo_port=free_port())
     job = run_module(plan["npes"], "shmem_tools._perf_pe", mem_size=str(mem), timeout=timeout,
                      env={ENV_PLAN: json.dumps(plan)}, on_record=on_record, echo=True)
     if job.error:
@@ -277,23 +258,6 @@ def run_pes(plan, res, progress, timeout):
 # ---------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------
-
-
-class Table:
-    def __init__(self, name, title, baseline, columns):
-        self.name = name
-        self.title = title
-        self.baseline = baseline
-        self.columns = columns  # header texts
-        self.rows = []          # lists of cell texts
-        self.records = []       # dicts for CSV / JSON
-
-    def add(self, cells, **record):
-        self.rows.append(cells)
-        self.records.append(record)
-
-    def render(self):
-        return f"# {self.title}\n# baseline: {self.baseline}\n" + render(self.columns, self.rows)
 
 
 def _ratio(x):
