@@ -76,8 +76,10 @@ needs_nodes = pytest.mark.skipif(_unavailable() is not None, reason=f"cannot run
 
 
 def _namespaces_of(pid):
+    from shmem_tools import _netns
+
     out = subprocess.run(["ip", "-o", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith(f"shpf{pid}-")]
+    return [line.split()[0] for line in out.splitlines() if line.startswith(f"{_netns.PREFIX}{pid}-")]
 
 
 @needs_nodes

@@ -1,19 +1,38 @@
-"""Two "nodes" on one machine for ``shmem-perf --nodes 2``: two network namespaces joined
-by a veth pair.
+"""Several "nodes" on one machine, made of network namespaces: the one namespace helper of
+the project (``shmem-perf --nodes 2`` and the tests of tests/multinode both use it).
 
-libaclshmem counts PEs as on one node when they share the boot id *and* the network
-namespace, so a PE in each namespace talks to the other through the inter-node transport
-(the UCX plug-in), over TCP on the veth pair, as PEs on two hosts would over Ethernet.
+A node of libaclshmem is a host *and* a network namespace (src/mem/heap.c: PEs share
+memory only when both the boot id and the network namespace match), so PEs started in
+different namespaces of one machine are on different nodes, and talk through the
+inter-node transport (the UCX plug-in), as PEs on different hosts would.
 
-    with VethPair() as pair:                 # root and iproute2's `ip` needed
+    with Cluster(3) as cluster:                # needs root and iproute2's `ip`
+        proc = cluster.popen(1, ["hostname"], env={...})
+
+    with Cluster(2, outsiders=1) as cluster:   # plus a host that is no node of the job
+        proc = cluster.popen_outsider(0, [...])
+
+    with VethPair() as pair:                   # two nodes, one veth pair, no bridge
         proc = pair.popen(0, ["ucx_perftest", "-p", "13337"])
-        pair.addrs[0]                        # 10.97.0.1 (node 1: 10.97.0.2)
 
-The namespaces are named ``shpf<pid>-0`` and ``shpf<pid>-1``; each has ``lo`` up and
-``eth0``, one end of the veth pair.  The addresses exist only inside the two namespaces,
-so they never clash with the machine's.  Leaving the block (normally, on an exception or
-Ctrl-C) kills what still runs in the namespaces and deletes them, which deletes the veth
-pair; namespaces of an earlier run that was killed outright are deleted by the next run.
+Cluster(n) makes, with names unique to this process ("shmn<pid>-..."):
+
+  * a "switch" namespace holding a bridge br0 (VethPair: none, its two nodes are the two
+    ends of one veth pair, the shortest path between two namespaces, for measurements);
+  * n node namespaces, each with `lo` up and an interface eth0, one end of a veth pair
+    whose other end is a port of the bridge, addressed 10.<a>.<b>.<i+1>/24 (a, b from the
+    pid); the addresses exist only inside the namespaces, so they never clash with the
+    machine's;
+  * with outsiders=k, k more namespaces built the same way on the same bridge, addressed
+    10.<a>.<b>.<201+j>: hosts of the same network that run no PE (an attacker's position).
+
+Leaving the `with` block (normally, on an exception, on Ctrl-C, SIGTERM or SIGHUP) kills the
+processes still running in the namespaces and deletes the namespaces, which deletes the veth
+pairs and the bridge with them.  Namespaces left behind by a run that was killed outright
+(SIGKILL) are deleted by the next run (cleanup_stale).
+
+unavailable() says why namespaces cannot be made here (not root, no `ip`, no permission),
+or returns None: the tests skip on that reason and only on that one.
 """
 
 import os
@@ -23,8 +42,7 @@ import subprocess
 import sys
 import time
 
-PREFIX = "shpf"
-SUBNET = "10.97.0"
+PREFIX = "shmn"
 DEVICE = "eth0"
 
 
@@ -32,7 +50,12 @@ class NetnsError(RuntimeError):
     pass
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP while the namespaces exist: unwinds like Ctrl-C."""
+
+
 def _ip(*args, check=True):
+    """Runs `ip ARGS`; raises NetnsError with ip's message when it fails and check."""
     proc = subprocess.run(["ip", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
     if check and proc.returncode != 0:
         raise NetnsError(f"ip {' '.join(args)}: {proc.stderr.strip() or proc.stdout.strip()} "
@@ -40,13 +63,19 @@ def _ip(*args, check=True):
     return proc
 
 
-def unavailable():
-    """Why two namespaces cannot be made here (a text), or None."""
+def unavailable(run_as=None):
+    """Why network namespaces cannot be made here (a text), or None when they can.
+    run_as: the command to suggest running as root (``shmem-perf --nodes 2``)."""
     if os.geteuid() != 0:
-        return (f"it creates network namespaces (ip netns), which needs root (this is uid {os.geteuid()}): "
-                "run it as root, e.g. sudo shmem-perf --nodes 2")
+        hint = f": run it as root, e.g. sudo {run_as}" if run_as else ""
+        return f"it creates network namespaces (ip netns), which needs root (this is uid {os.geteuid()}){hint}"
     if shutil.which("ip") is None:
         return "iproute2's `ip` is not installed (apt-get install iproute2)"
+    name = f"{PREFIX}{os.getpid()}-probe"
+    proc = _ip("netns", "add", name, check=False)
+    if proc.returncode != 0:
+        return f"`ip netns add` failed: {proc.stderr.strip()}"
+    _ip("netns", "del", name, check=False)
     return None
 
 
@@ -56,6 +85,7 @@ def _namespaces():
 
 
 def _kill_pids_in(ns):
+    """SIGKILLs the processes inside ns (only this module's namespaces are passed here)."""
     for pid in _ip("netns", "pids", ns, check=False).stdout.split():
         try:
             os.kill(int(pid), signal.SIGKILL)
@@ -82,22 +112,31 @@ def cleanup_stale():
         _ip("netns", "del", ns, check=False)
 
 
-class _Terminated(BaseException):
-    """SIGTERM or SIGHUP while the namespaces exist: unwinds like Ctrl-C."""
+class Cluster:
+    """n nodes (network namespaces) on one bridge; a context manager."""
 
-
-class VethPair:
-    """Two namespaces and the veth pair between them; a context manager."""
-
-    def __init__(self):
+    def __init__(self, n_nodes, tag="", outsiders=0, bridge=True):
+        if not 1 <= n_nodes <= 200:
+            raise ValueError("n_nodes must be 1..200")
+        if not 0 <= outsiders <= 50:
+            raise ValueError("outsiders must be 0..50")
+        if not bridge and (n_nodes != 2 or outsiders):
+            raise ValueError("without a bridge there are exactly two nodes and no outsider")
+        self.n_nodes = n_nodes
+        self.bridge = bridge
         pid = os.getpid()
-        self.names = [f"{PREFIX}{pid}-0", f"{PREFIX}{pid}-1"]
-        self.addrs = [f"{SUBNET}.1", f"{SUBNET}.2"]
-        self.device = DEVICE
-        self._made = []
+        base = f"{PREFIX}{pid}-{tag}" if tag else f"{PREFIX}{pid}-"
+        self.switch = base + "sw"
+        self.nodes = [f"{base}n{i}" for i in range(n_nodes)]
+        self.subnet = f"10.{(pid >> 8) & 0xFF}.{pid & 0xFF}"
+        self.addrs = [f"{self.subnet}.{i + 1}" for i in range(n_nodes)]
+        self.outsiders = [f"{base}x{j}" for j in range(outsiders)]
+        self.outsider_addrs = [f"{self.subnet}.{201 + j}" for j in range(outsiders)]
         self._procs = []
+        self._made = []
         self._saved = {}
 
+    # --- building and tearing down -----------------------------------------------------
     def __enter__(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
@@ -119,26 +158,51 @@ class VethPair:
     def _on_signal(signum, frame):
         raise _Terminated(f"signal {signum}")
 
+    def _add_ns(self, name):
+        _ip("netns", "add", name)
+        self._made.append(name)
+        _ip("-n", name, "link", "set", "lo", "up")
+
     def _build(self):
         cleanup_stale()
-        for ns in self.names:
-            _ip("netns", "add", ns)
-            self._made.append(ns)
-            _ip("-n", ns, "link", "set", "lo", "up")
-        # Both ends are made inside the namespaces: nothing appears in the root namespace.
-        _ip("-n", self.names[0], "link", "add", DEVICE, "type", "veth", "peer", "name", DEVICE,
-            "netns", self.names[1])
-        for ns, addr in zip(self.names, self.addrs):
-            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", DEVICE)
-            _ip("-n", ns, "link", "set", DEVICE, "up")
+        if self.bridge:
+            self._add_ns(self.switch)
+            _ip("-n", self.switch, "link", "add", "br0", "type", "bridge")
+            _ip("-n", self.switch, "link", "set", "br0", "up")
+            for i, ns in enumerate(self.nodes):
+                self._add_host(ns, f"p{i}", self.addrs[i])
+            for j, ns in enumerate(self.outsiders):
+                self._add_host(ns, f"q{j}", self.outsider_addrs[j])
+        else:
+            for ns in self.nodes:
+                self._add_ns(ns)
+            # Both ends are made inside the namespaces: nothing appears in the root one.
+            _ip("-n", self.nodes[0], "link", "add", DEVICE, "type", "veth", "peer", "name", DEVICE,
+                "netns", self.nodes[1])
+            for ns, addr in zip(self.nodes, self.addrs):
+                self._address(ns, addr)
         self._wait_reachable()
 
+    def _add_host(self, ns, port, addr):
+        """Namespace ns with eth0 at addr, plugged into the bridge's port `port`."""
+        self._add_ns(ns)
+        _ip("-n", ns, "link", "add", DEVICE, "type", "veth", "peer", "name", port, "netns", self.switch)
+        _ip("-n", self.switch, "link", "set", port, "master", "br0")
+        _ip("-n", self.switch, "link", "set", port, "up")
+        self._address(ns, addr)
+
+    @staticmethod
+    def _address(ns, addr):
+        _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", DEVICE)
+        _ip("-n", ns, "link", "set", DEVICE, "up")
+
     def _wait_reachable(self, timeout=10.0):
-        """Until both ends are up (the carrier reaches a veth end a moment after `link set
-        up`, and UCX skips a device that is not up yet) and node 0 reaches node 1: a
-        connection to a closed port is refused (an answer)."""
+        """Waits until every eth0 is up (the carrier reaches a veth end a moment after `link
+        set up`, and UCX skips a device that is not up yet) and node 0 reaches every other
+        node and outsider: a TCP connection to a closed port is refused (an answer from that
+        host), not left without one."""
         deadline = time.monotonic() + timeout
-        for ns in self.names:
+        for ns in self.nodes + self.outsiders:
             while "state UP" not in _ip("-n", ns, "-o", "link", "show", "dev", DEVICE).stdout:
                 if time.monotonic() > deadline:
                     raise NetnsError(f"{DEVICE} of {ns} is not up after {timeout:.0f} s")
@@ -146,22 +210,15 @@ class VethPair:
         probe = ("import errno, socket, sys\n"
                  "s = socket.socket(); s.settimeout(1)\n"
                  "sys.exit(0 if s.connect_ex((sys.argv[1], 9)) in (0, errno.ECONNREFUSED) else 1)\n")
-        while subprocess.run(["ip", "netns", "exec", self.names[0], sys.executable, "-c", probe, self.addrs[1]],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
-            if time.monotonic() > deadline:
-                raise NetnsError(f"{self.names[0]} cannot reach {self.addrs[1]} after {timeout:.0f} s")
-            time.sleep(0.1)
-
-    def popen(self, node, cmd, env=None, **kwargs):
-        """Starts cmd (a list) in namespace `node` (0 or 1), in a session of its own (so a
-        Ctrl-C reaches only this process, which then tears everything down)."""
-        proc = subprocess.Popen(["ip", "netns", "exec", self.names[node], *cmd], env=env,
-                                start_new_session=True, **kwargs)
-        self._procs.append(proc)
-        return proc
+        for addr in self.addrs[1:] + self.outsider_addrs:
+            while subprocess.run(["ip", "netns", "exec", self.nodes[0], sys.executable, "-c", probe, addr],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+                if time.monotonic() > deadline:
+                    raise NetnsError(f"node 0 cannot reach {addr} after {timeout:.0f} s")
+                time.sleep(0.1)
 
     def close(self):
-        """Kills what runs in the namespaces and deletes them (idempotent)."""
+        """Kills what runs in the nodes and deletes every namespace made (idempotent)."""
         for proc in self._procs:
             if proc.poll() is None:
                 try:
@@ -184,3 +241,33 @@ class VethPair:
             except (ValueError, OSError):
                 pass
         self._saved = {}
+
+    # --- running -------------------------------------------------------------------------
+    def popen(self, node, cmd, env=None, **kwargs):
+        """Starts cmd (a list) inside node `node` with exactly the environment env (None:
+        this process's), in a session of its own (so a Ctrl-C reaches only this process,
+        which then tears everything down); returns the Popen.  Keyword arguments go to
+        subprocess.Popen (stdout=..., text=...)."""
+        return self._popen_in(self.nodes[node], cmd, env, kwargs)
+
+    def popen_outsider(self, j, cmd, env=None, **kwargs):
+        """As popen, inside outsider namespace j (a host on the bridge that is no node)."""
+        return self._popen_in(self.outsiders[j], cmd, env, kwargs)
+
+    def _popen_in(self, ns, cmd, env, kwargs):
+        proc = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], env=env, start_new_session=True, **kwargs)
+        self._procs.append(proc)
+        return proc
+
+    def run(self, node, cmd, env=None, timeout=60):
+        """Runs cmd in node and returns the CompletedProcess (text, output captured)."""
+        proc = self.popen(node, cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out, _ = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, None)
+
+
+class VethPair(Cluster):
+    """Two nodes joined by one veth pair, no bridge between them (``shmem-perf --nodes 2``)."""
+
+    def __init__(self):
+        super().__init__(2, bridge=False)

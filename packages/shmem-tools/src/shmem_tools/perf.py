@@ -675,7 +675,7 @@ def main_nodes(ns, parser):
     if ns.csv == "-" and ns.json == "-":
         parser.error("--csv and --json cannot both go to stdout")
     problems = []
-    why = _netns.unavailable()
+    why = _netns.unavailable("shmem-perf --nodes 2")
     if why:
         problems.append(why)
     try:
