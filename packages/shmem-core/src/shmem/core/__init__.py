@@ -67,7 +67,8 @@ from .sync import (
     sync,
     sync_all,
 )
-from .utils import AclshmemError, AclshmemInvalid, AclshmemWarning, Buffer
+from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
+from .buffer import Buffer
 
 ComparisonType = CmpOp
 

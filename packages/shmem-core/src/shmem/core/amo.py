@@ -31,7 +31,9 @@ from typing import (TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence,
                     Tuple, Union, overload)
 
 from .. import _native, _pyshmem
-from .utils import AclshmemError, AclshmemInvalid, Buffer, check_buffer, check_int, check_pe
+from .._errors import AclshmemError, AclshmemInvalid
+from .buffer import Buffer, check_buffer
+from .utils import check_int, check_pe
 
 if TYPE_CHECKING:
     import numpy

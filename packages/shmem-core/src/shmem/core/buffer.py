@@ -22,14 +22,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union, overload
 from .. import _pyshmem
 from .._pyshmem import MemType
 from . import _export
-from .utils import (
-    INTPTR_MAX,
-    SIZE_T_MAX,
-    AclshmemInvalid,
-    active_instance_id,
-    check_int,
-    check_mem_type,
-)
+from .._errors import AclshmemInvalid
+from .utils import INTPTR_MAX, SIZE_T_MAX, active_instance_id, check_int, check_mem_type
 
 __all__ = ["Buffer", "Block", "check_buffer"]
 

@@ -29,8 +29,10 @@ from typing import Any, NamedTuple, Optional, Union
 
 from .. import _native, _pyshmem
 from . import _export
-from .stream import StreamLike, keep_alive
-from .utils import AclshmemError, AclshmemInvalid, Buffer, check_buffer, check_int, check_stream, check_team
+from .._errors import AclshmemError, AclshmemInvalid
+from .buffer import Buffer, check_buffer
+from .stream import StreamLike, check_stream, keep_alive
+from .utils import check_int, check_team
 
 __all__ = ["ReduceOp", "reduce", "reducescatter", "broadcast", "fcollect", "collect", "alltoall", "COLL_DTYPES",
            "reduce_dtypes"]

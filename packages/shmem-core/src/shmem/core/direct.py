@@ -2,7 +2,7 @@
 
 from .. import _pyshmem
 from .._pyshmem import CmpOp, InitStatus, SignalOp
-from .utils import AclshmemInvalid
+from .._errors import AclshmemInvalid
 
 ComparisonType = CmpOp
 

@@ -18,46 +18,23 @@ memfds, and their views go on reaching that memory.
 import ctypes
 import os
 import warnings
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from .. import _bootstrap, _pyshmem
+from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
 from .._pyshmem import InitMode, UniqueId
 from . import _logbridge, memory
+from ._state import instance_lock, register_finalize_hook, run_finalize_hooks
 from .buffer import take_leftovers
-from .utils import (
-    AclshmemError,
-    AclshmemInvalid,
-    AclshmemWarning,
-    _instance_lock,
-    active_instance_id,
-    check_instance_id,
-    check_int,
-    native_error,
-)
+from .utils import active_instance_id, check_instance_id, check_int, native_error
 
 __all__ = ["get_version", "get_unique_id", "init", "finalize", "register_finalize_hook", "UniqueId",
            "UniqueID"]
 
-# Called with the instance id before that instance is finalized, so that packages built on
-# shmem.core (shmem_torch) can detach what points into its heaps before they are unmapped.
-_finalize_hooks: List[Callable[[int], object]] = []
-
-
-def register_finalize_hook(hook: Callable[[int], object]) -> None:
-    """Registers ``hook(instance_id)``, called before every finalize of an instance (by this
-    module's :func:`finalize`), while its symmetric heaps are still mapped.  Registering the
-    same hook twice has no effect."""
-    if not callable(hook):
-        raise AclshmemInvalid(f"register_finalize_hook: {hook!r} is not callable")
-    if hook not in _finalize_hooks:
-        _finalize_hooks.append(hook)
-
-
 def _before_finalize(instance_id: int) -> List[Any]:
     """Runs the hooks, releases what was not freed, and returns the blocks of the instance
     (left over or deferred) whose views are still alive on this PE."""
-    for hook in list(_finalize_hooks):
-        hook(instance_id)
+    run_finalize_hooks(instance_id)
     blocks = _release_leftovers(instance_id) + memory.forget_instance(instance_id)
     return [blk for blk in blocks if blk.views()]
 
@@ -262,7 +239,7 @@ def init(device: object = None, uid: Optional[UniqueIdLike] = None, rank: Option
     # Before the library starts, so that its lines about init reach Python's logging too.
     _logbridge.install_if_configured()
     try:
-        with _instance_lock:
+        with instance_lock:
             attr = _pyshmem.InitAttr()
             rc = _pyshmem.aclshmemx_set_attr_uniqueid_args(rank, nranks, mem_size, uid_data, attr)
             if rc != _pyshmem.ACLSHMEM_SUCCESS:
@@ -327,7 +304,7 @@ def finalize(instance_id: Optional[int] = None) -> None:
     afterwards instead of faulting (with a warning; see the module's documentation), also
     when finalize fails: raises AclshmemError with the library's reason (e.g. a PE that
     died), and the instance is finalized all the same."""
-    with _instance_lock:
+    with instance_lock:
         _unmap_unused_zero_pages()
         if instance_id is None:
             target = active_instance_id()

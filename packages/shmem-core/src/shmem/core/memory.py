@@ -13,25 +13,15 @@ a view of it any more, or at finalize.  The Buffer itself is released at once: i
 raise, and the buffer protocol hands out only empty views.
 """
 
-import ctypes
 import warnings
 from typing import Dict, List, Optional, Union
 
 from .. import _native, _pyshmem
 from .._pyshmem import MemType
-from .buffer import Block, Buffer, register_block, unregister_block
-from .utils import (
-    SIZE_T_MAX,
-    AclshmemError,
-    AclshmemInvalid,
-    AclshmemWarning,
-    _instance_lock,
-    active_instance_id,
-    call_void,
-    check_buffer,
-    check_int,
-    check_mem_type,
-)
+from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
+from ._state import instance_lock
+from .buffer import Block, Buffer, check_buffer, register_block, unregister_block
+from .utils import SIZE_T_MAX, active_instance_id, call_void, check_int, check_mem_type
 
 __all__ = ["buffer", "calloc", "align", "free", "get_peer_buffer", "Buffer", "MemType"]
 
@@ -84,7 +74,7 @@ def buffer(size: int, release: bool = False, except_on_del: bool = True,
     or heap type and AclshmemError when the allocation fails."""
     size = check_int(size, "size", 1, SIZE_T_MAX)
     heap: MemType = check_mem_type(mem_type)
-    with _instance_lock:
+    with instance_lock:
         addr = _pyshmem.aclshmemx_malloc(size, heap)
         return _owning(f"buffer({size}, mem_type={heap.name})", addr, size, heap)
 
@@ -96,7 +86,7 @@ def calloc(count: int, size: int, mem_type: Union[MemType, int] = MemType.DEVICE
     if count * size > SIZE_T_MAX:
         raise AclshmemInvalid(f"count * size = {count * size} does not fit in size_t")
     heap: MemType = check_mem_type(mem_type)
-    with _instance_lock:
+    with instance_lock:
         addr = _pyshmem.aclshmemx_calloc(count, size, heap)
         return _owning(f"calloc({count}, {size}, mem_type={heap.name})", addr, count * size, heap)
 
@@ -108,7 +98,7 @@ def align(alignment: int, size: int, mem_type: Union[MemType, int] = MemType.DEV
         raise AclshmemInvalid(f"alignment must be a power of two, not {alignment}")
     size = check_int(size, "size", 1, SIZE_T_MAX)
     heap: MemType = check_mem_type(mem_type)
-    with _instance_lock:
+    with instance_lock:
         addr = _pyshmem.aclshmemx_align(alignment, size, heap)
         return _owning(f"align({alignment}, {size}, mem_type={heap.name})", addr, size, heap)
 
@@ -129,7 +119,7 @@ def free(buf: Buffer) -> None:
                               "peer view); free the Buffer that buffer/calloc/align returned")
     if buf.release_called:
         raise AclshmemInvalid("free: this Buffer has been freed already")
-    with _instance_lock:
+    with instance_lock:
         check_buffer(buf, "buf")
         block = buf._block
         assert block is not None  # an owning Buffer has its block

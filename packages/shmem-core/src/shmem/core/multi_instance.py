@@ -5,7 +5,9 @@ from typing import Iterator
 
 from .. import _pyshmem
 from .._pyshmem import InstanceContext
-from .utils import AclshmemError, _instance_lock, check_instance_id, check_rc
+from .._errors import AclshmemError
+from ._state import instance_lock
+from .utils import check_instance_id, check_rc
 
 __all__ = ["current_instance", "set_instance", "multi_instance", "InstanceContext"]
 
@@ -21,7 +23,7 @@ def current_instance() -> int:
 def set_instance(instance_id: int) -> None:
     """Makes the initialised instance ``instance_id`` (0..254) the active one."""
     iid = check_instance_id(instance_id)
-    with _instance_lock:
+    with instance_lock:
         check_rc(f"set_instance({iid})", _pyshmem.aclshmemx_instance_ctx_set(iid))
 
 
@@ -30,7 +32,7 @@ def multi_instance(instance_id: int) -> Iterator[int]:
     """Makes ``instance_id`` active inside the ``with`` block and restores the previously
     active instance afterwards."""
     iid = check_instance_id(instance_id)
-    with _instance_lock:
+    with instance_lock:
         previous = current_instance()
         set_instance(iid)
         try:

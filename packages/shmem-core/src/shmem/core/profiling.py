@@ -4,7 +4,7 @@ from typing import Optional
 
 from .. import _pyshmem
 from .._pyshmem import ProfData
-from .utils import AclshmemInvalid
+from .._errors import AclshmemInvalid
 
 __all__ = ["get_prof", "show_prof", "ProfData"]
 

@@ -4,21 +4,10 @@ from typing import Callable, Union
 
 from .. import _pyshmem
 from .._pyshmem import CmpOp, SignalOp
-from .utils import (
-    INT32_MAX,
-    INT32_MIN,
-    SIZE_T_MAX,
-    AclshmemError,
-    AclshmemInvalid,
-    call_void,
-    check_buffer,
-    check_enum,
-    check_int,
-    check_pe,
-    check_stream,
-)
-from .buffer import Buffer
-from .stream import Stream, StreamLike, hold, keep_alive
+from .._errors import AclshmemError, AclshmemInvalid
+from .buffer import Buffer, check_buffer
+from .stream import Stream, StreamLike, check_stream, hold, keep_alive
+from .utils import INT32_MAX, INT32_MIN, SIZE_T_MAX, call_void, check_enum, check_int, check_pe
 
 ComparisonType = CmpOp
 

@@ -41,8 +41,9 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from .. import _native, _pyshmem
-from .init_final import register_finalize_hook
-from .utils import AclshmemError, AclshmemInvalid, active_instance_id, check_rc, check_stream
+from .._errors import AclshmemError, AclshmemInvalid
+from ._state import register_finalize_hook
+from .utils import SIZE_T_MAX, active_instance_id, check_rc
 
 __all__ = ["Stream", "StreamLike", "synchronize", "keep_alive"]
 
@@ -402,6 +403,24 @@ class Stream:
 
     def __repr__(self) -> str:
         return "Stream(closed)" if self._handle is None else f"Stream(handle={self._handle:#x})"
+
+
+def check_stream(stream: object, name: str = "stream", allow_none: bool = False) -> int:
+    """A stream argument as an int: a non-bool, non-negative integer, or a Stream object.
+    None is the default stream where allow_none, an error otherwise."""
+    if stream is None:
+        if allow_none:
+            return 0
+        raise AclshmemInvalid(f"{name} is required: pass 0 for the default stream (None is rejected)")
+    if type(stream) is int and 0 <= stream <= SIZE_T_MAX:  # the common case first
+        return stream
+    if isinstance(stream, Stream):  # a Stream object stands for its handle
+        return stream.handle
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise AclshmemInvalid(f"{name} must be a non-bool integer stream address, not {type(stream).__name__}")
+    if stream < 0 or stream > SIZE_T_MAX:
+        raise AclshmemInvalid(f"{name} must be a non-negative stream address, not {stream}")
+    return int(stream)
 
 
 def synchronize(stream: Union[Stream, int] = 0) -> None:

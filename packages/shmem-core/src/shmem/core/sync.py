@@ -5,8 +5,9 @@ from typing import Any, Callable, Union
 
 from .. import _pyshmem
 from .._pyshmem import ACLSHMEM_MAX_TEAMS, ACLSHMEM_TEAM_INVALID, ACLSHMEM_TEAM_WORLD, Handle
-from .stream import Stream, _drained_by
-from .utils import AclshmemInvalid, call_void, check_stream, check_team
+from .._errors import AclshmemInvalid
+from .stream import Stream, _drained_by, check_stream
+from .utils import call_void, check_team
 
 __all__ = ["barrier", "barrier_all", "sync", "sync_all", "barrier_on_stream", "barrier_all_on_stream",
            "handle_wait", "Handle", "ACLSHMEM_TEAM_WORLD", "ACLSHMEM_TEAM_INVALID", "ACLSHMEM_MAX_TEAMS"]

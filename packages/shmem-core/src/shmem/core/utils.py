@@ -1,8 +1,9 @@
-"""Shared pieces of ``shmem.core``: exceptions and argument checks (and ``Buffer``, from
-``buffer``)."""
+"""The argument checks that the modules of ``shmem.core`` share, and the conversion of a
+failed library call into an exception.  The checks of a ``shmem.core`` type live beside it
+(``check_buffer`` in ``buffer``, ``check_stream`` in ``stream``); the exceptions are
+``shmem._errors``'s."""
 
 import enum
-import threading
 from typing import Any, Callable, Optional, Type, TypeVar
 
 _E = TypeVar("_E", bound=enum.Enum)
@@ -11,18 +12,13 @@ from .. import _pyshmem
 from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
 from .._pyshmem import MemType
 
-__all__ = ["AclshmemError", "AclshmemInvalid", "AclshmemWarning", "Buffer", "MemType"]
+__all__ = ["AclshmemError", "AclshmemInvalid", "AclshmemWarning", "MemType"]
 
 INTPTR_MAX = 2 ** 63 - 1
 SIZE_T_MAX = 2 ** 64 - 1
 UINT32_MAX = 2 ** 32 - 1
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 MAX_INSTANCE_ID = _pyshmem.ACLSHMEM_MAX_INSTANCE_ID
-
-# Serialises instance switching (multi_instance) against the checks that read the active
-# instance.
-_instance_lock = threading.RLock()
-
 
 # ---------------------------------------------------------------------------
 # Argument checks (every rejection is an AclshmemInvalid with a message)
@@ -58,26 +54,6 @@ def check_enum(value: object, enum_cls: Type[_E], name: str) -> _E:
 
 def check_mem_type(value: object) -> MemType:
     return check_enum(value, MemType, "mem_type")
-
-
-def check_stream(stream: object, name: str = "stream", allow_none: bool = False) -> int:
-    """A stream argument as an int: a non-bool, non-negative integer, or a Stream object.
-    None is the default stream where allow_none, an error otherwise."""
-    if stream is None:
-        if allow_none:
-            return 0
-        raise AclshmemInvalid(f"{name} is required: pass 0 for the default stream (None is rejected)")
-    if type(stream) is int and 0 <= stream <= SIZE_T_MAX:  # the common case, without the import below
-        return stream
-    from .stream import Stream  # a Stream object stands for its handle
-
-    if isinstance(stream, Stream):
-        return stream.handle
-    if isinstance(stream, bool) or not isinstance(stream, int):
-        raise AclshmemInvalid(f"{name} must be a non-bool integer stream address, not {type(stream).__name__}")
-    if stream < 0 or stream > SIZE_T_MAX:
-        raise AclshmemInvalid(f"{name} must be a non-negative stream address, not {stream}")
-    return int(stream)
 
 
 def check_team(team: Any, name: str = "team") -> int:
@@ -135,8 +111,3 @@ def call_void(api: str, func: Callable[..., Any], *args: Any) -> None:
 def check_rc(api: str, rc: int) -> None:
     if rc != _pyshmem.ACLSHMEM_SUCCESS:
         raise native_error(api, rc)
-
-
-# Buffer and check_buffer live in buffer.py, which uses the checks above; they stay
-# importable from here.  (Every import of shmem.core runs this module before buffer.py.)
-from .buffer import Buffer, check_buffer  # noqa: E402
