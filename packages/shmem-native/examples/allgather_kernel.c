@@ -18,7 +18,7 @@
  * PE: a block goes on as soon as its own slices are in.  The host then checks every
  * gathered element.
  *
- * The parent forks N children (child i is PE i); PE 0 makes the job's unique ID and pipes
+ * common/launch.c forks N children (child i is PE i); PE 0 makes the job's unique ID and pipes
  * its bytes to the others.  The parent prints one line and exits 0 only if every PE
  * verified every element.
  */
@@ -26,16 +26,12 @@
 
 #include <aclshmem.h>
 
-#include <errno.h>
+#include "common/launch.h"
+
 #include <inttypes.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define HEAP_SIZE (32LL * 1024 * 1024) /* per PE; pages are only used when touched */
 #define MAX_PES 16
@@ -99,46 +95,10 @@ static long check(const job_t *job)
     return bad;
 }
 
-static int io_all(int fd, void *buf, size_t len, int writing)
+/* The body of PE me, run once it has joined the job (common/launch.c). */
+static int pe_main(int me, int n, void *unused)
 {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t r = writing ? write(fd, p, len) : read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
-/* Joins the job: PE 0 makes the unique ID and pipes it to the others. */
-static int join(int me, int n, int (*pipes)[2])
-{
-    aclshmemx_uniqueid_t uid = ACLSHMEM_UNIQUEID_INITIALIZER;
-    if (me == 0) {
-        if (aclshmemx_get_uniqueid(&uid) != ACLSHMEM_SUCCESS)
-            return fail(me, "aclshmemx_get_uniqueid");
-        for (int pe = 1; pe < n; pe++)
-            if (io_all(pipes[pe][1], &uid, sizeof uid, 1) != 0)
-                return fail(me, "sending the unique ID");
-    } else if (io_all(pipes[me][0], &uid, sizeof uid, 0) != 0) {
-        return fail(me, "receiving the unique ID");
-    }
-    aclshmemx_set_conf_store_tls(false, NULL, 0); /* a local demo: no TLS on the control plane */
-    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
-    if (aclshmemx_set_attr_uniqueid_args(me, n, HEAP_SIZE, &uid, &attr) != ACLSHMEM_SUCCESS ||
-        aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr) != ACLSHMEM_SUCCESS)
-        return fail(me, "init");
-    return 0;
-}
-
-static int pe_main(int me, int n, int (*pipes)[2])
-{
-    if (join(me, n, pipes) != 0)
-        return 1;
+    (void)unused;
     int64_t *mine = malloc(CONTRIBUTION * sizeof(int64_t));
     /* calloc is collective: when it returns, every PE's buffers are zeroed, so nobody's
      * put or signal can land before the zeroing. */
@@ -170,24 +130,6 @@ static int pe_main(int me, int n, int (*pipes)[2])
     return failures ? 1 : 0;
 }
 
-/* In child me: closes the pipe ends it does not use, so that a PE waiting for the unique ID
- * sees end-of-file if PE 0 dies before sending it. */
-static void keep_my_pipe_ends(int me, int n, int (*pipes)[2])
-{
-    for (int pe = 1; pe < n; pe++) {
-        close(pipes[pe][me == 0 ? 0 : 1]);
-        if (me != 0 && pe != me)
-            close(pipes[pe][0]);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     int n = 4;
@@ -200,49 +142,15 @@ int main(int argc, char **argv)
         }
         n = (int)v;
     }
-    int pipes[MAX_PES][2];
-    pid_t pids[MAX_PES];
-    for (int pe = 1; pe < n; pe++) /* pipes[pe]: PE 0 -> PE pe */
-        if (pipe(pipes[pe]) != 0)
-            return perror("allgather_kernel: pipe"), 1;
-    double t0 = now();
-    fflush(stdout);
-    for (int pe = 0; pe < n; pe++) {
-        pids[pe] = fork();
-        if (pids[pe] < 0) {
-            perror("allgather_kernel: fork");
-            for (int started = 0; started < pe; started++)
-                kill(pids[started], SIGKILL);
-            return 1;
-        }
-        if (pids[pe] == 0) {
-            alarm(TIME_LIMIT);
-            keep_my_pipe_ends(pe, n, pipes);
-            int rc = pe_main(pe, n, pipes);
-            fflush(NULL);
-            _exit(rc);
-        }
-    }
-    for (int pe = 1; pe < n; pe++) {
-        close(pipes[pe][0]);
-        close(pipes[pe][1]);
-    }
-    int bad = 0;
-    for (int pe = 0; pe < n; pe++) {
-        int status;
-        while (waitpid(pids[pe], &status, 0) < 0)
-            if (errno != EINTR)
-                return perror("allgather_kernel: waitpid"), 1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "allgather_kernel: PE %d failed (status 0x%x)\n", pe, status);
-            bad++;
-        }
-    }
+    double t0 = example_now();
+    int bad = example_launch("allgather_kernel", n, HEAP_SIZE, TIME_LIMIT, pe_main, NULL);
+    if (bad < 0)
+        return 1;
     if (bad) {
         printf("allgather_kernel: FAILED on %d of %d PEs\n", bad, n);
         return 1;
     }
     printf("allgather_kernel: OK: %d PEs x %d blocks, each PE checked %d gathered int64 values (%.2f s)\n", n,
-           BLOCKS, n * CONTRIBUTION, now() - t0);
+           BLOCKS, n * CONTRIBUTION, example_now() - t0);
     return 0;
 }

@@ -26,7 +26,7 @@
  * host checks, element by element, every token each expert received (and that none came
  * twice or went missing) and every result that came back.
  *
- * The parent forks N children (child i is PE i); PE 0 makes the job's unique ID and pipes
+ * common/launch.c forks N children (child i is PE i); PE 0 makes the job's unique ID and pipes
  * its bytes to the others.  The parent prints one line and exits 0 only if every PE
  * verified everything.
  */
@@ -34,16 +34,13 @@
 
 #include <aclshmem.h>
 
+#include "common/launch.h"
+
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define HEAP_SIZE (32LL * 1024 * 1024) /* per PE; pages are only used when touched */
 #define MAX_PES 16
@@ -232,46 +229,10 @@ static long check_results(const job_t *job, long *reported)
     return bad;
 }
 
-static int io_all(int fd, void *buf, size_t len, int writing)
+/* The body of PE me, run once it has joined the job (common/launch.c). */
+static int pe_main(int me, int n, void *seed_arg)
 {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t r = writing ? write(fd, p, len) : read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
-/* Joins the job: PE 0 makes the unique ID and pipes it to the others. */
-static int join(int me, int n, int (*pipes)[2])
-{
-    aclshmemx_uniqueid_t uid = ACLSHMEM_UNIQUEID_INITIALIZER;
-    if (me == 0) {
-        if (aclshmemx_get_uniqueid(&uid) != ACLSHMEM_SUCCESS)
-            return fail(me, "aclshmemx_get_uniqueid");
-        for (int pe = 1; pe < n; pe++)
-            if (io_all(pipes[pe][1], &uid, sizeof uid, 1) != 0)
-                return fail(me, "sending the unique ID");
-    } else if (io_all(pipes[me][0], &uid, sizeof uid, 0) != 0) {
-        return fail(me, "receiving the unique ID");
-    }
-    aclshmemx_set_conf_store_tls(false, NULL, 0); /* a local demo: no TLS on the control plane */
-    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
-    if (aclshmemx_set_attr_uniqueid_args(me, n, HEAP_SIZE, &uid, &attr) != ACLSHMEM_SUCCESS ||
-        aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr) != ACLSHMEM_SUCCESS)
-        return fail(me, "init");
-    return 0;
-}
-
-static int pe_main(int me, int n, uint64_t seed, int (*pipes)[2])
-{
-    if (join(me, n, pipes) != 0)
-        return 1;
+    uint64_t seed = *(const uint64_t *)seed_arg;
     /* calloc is collective: when it returns, every PE's counters and slots are zero, so no
      * AMO, put or signal of another PE can land before the zeroing. */
     job_t job = {me, n, seed, aclshmem_calloc(EXPERTS_PER_PE, sizeof(int32_t)),
@@ -305,24 +266,6 @@ static int pe_main(int me, int n, uint64_t seed, int (*pipes)[2])
     return failures ? 1 : 0;
 }
 
-/* In child me: closes the pipe ends it does not use, so that a PE waiting for the unique ID
- * sees end-of-file if PE 0 dies before sending it. */
-static void keep_my_pipe_ends(int me, int n, int (*pipes)[2])
-{
-    for (int pe = 1; pe < n; pe++) {
-        close(pipes[pe][me == 0 ? 0 : 1]);
-        if (me != 0 && pe != me)
-            close(pipes[pe][0]);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int parse_args(int argc, char **argv, int *n, uint64_t *seed)
 {
     char *end;
@@ -352,50 +295,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [number of PEs, 1..%d [routing seed, an unsigned integer]]\n", argv[0], MAX_PES);
         return 2;
     }
-    int pipes[MAX_PES][2];
-    pid_t pids[MAX_PES];
-    for (int pe = 1; pe < n; pe++) /* pipes[pe]: PE 0 -> PE pe */
-        if (pipe(pipes[pe]) != 0)
-            return perror("moe_dispatch: pipe"), 1;
-    double t0 = now();
-    fflush(stdout);
-    for (int pe = 0; pe < n; pe++) {
-        pids[pe] = fork();
-        if (pids[pe] < 0) {
-            perror("moe_dispatch: fork");
-            for (int started = 0; started < pe; started++)
-                kill(pids[started], SIGKILL);
-            return 1;
-        }
-        if (pids[pe] == 0) {
-            alarm(TIME_LIMIT);
-            keep_my_pipe_ends(pe, n, pipes);
-            int rc = pe_main(pe, n, seed, pipes);
-            fflush(NULL);
-            _exit(rc);
-        }
-    }
-    for (int pe = 1; pe < n; pe++) {
-        close(pipes[pe][0]);
-        close(pipes[pe][1]);
-    }
-    int bad = 0;
-    for (int pe = 0; pe < n; pe++) {
-        int status;
-        while (waitpid(pids[pe], &status, 0) < 0)
-            if (errno != EINTR)
-                return perror("moe_dispatch: waitpid"), 1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "moe_dispatch: PE %d failed (status 0x%x)\n", pe, status);
-            bad++;
-        }
-    }
+    double t0 = example_now();
+    int bad = example_launch("moe_dispatch", n, HEAP_SIZE, TIME_LIMIT, pe_main, &seed);
+    if (bad < 0)
+        return 1;
     if (bad) {
         printf("moe_dispatch: FAILED on %d of %d PEs\n", bad, n);
         return 1;
     }
     printf("moe_dispatch: OK: %d PEs x %d blocks, %d tokens to %d experts (seed %llu), each checked at its expert "
            "and back at its owner (%.2f s)\n",
-           n, BLOCKS, n * TOKENS, n * EXPERTS_PER_PE, (unsigned long long)seed, now() - t0);
+           n, BLOCKS, n * TOKENS, n * EXPERTS_PER_PE, (unsigned long long)seed, example_now() - t0);
     return 0;
 }

@@ -4,7 +4,7 @@
  *
  *   overlap [N]      (N PEs, default 4)
  *
- * The parent forks N children (PE i = child i), PE 0 makes the unique ID and pipes its
+ * common/launch.c forks N children (PE i = child i), PE 0 makes the unique ID and pipes its
  * bytes to the others.  Every PE then launches one kernel of BLOCKS blocks on a stream of
  * its own.  The result vector is cut into BLOCKS chunks and each block owns one chunk:
  *
@@ -25,15 +25,12 @@
 
 #include <aclshmem.h>
 
-#include <errno.h>
+#include "common/launch.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define HEAP_SIZE (64LL * 1024 * 1024)
 #define MAX_PES 16
@@ -89,46 +86,10 @@ static int fail(int me, const char *what)
     return 1;
 }
 
-static int io_all(int fd, void *buf, size_t len, int writing)
+/* The body of PE me, run once it has joined the job (common/launch.c). */
+static int pe_main(int me, int n, void *unused)
 {
-    char *p = buf;
-    while (len > 0) {
-        ssize_t r = writing ? write(fd, p, len) : read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int pe_main(int me, int n, int (*pipes)[2])
-{
-    aclshmemx_uniqueid_t uid;
-    if (me == 0) {
-        if (aclshmemx_get_uniqueid(&uid) != ACLSHMEM_SUCCESS)
-            return fail(me, "aclshmemx_get_uniqueid");
-        for (int pe = 1; pe < n; pe++)
-            if (io_all(pipes[pe][1], &uid, sizeof uid, 1) != 0)
-                return fail(me, "sending the unique ID");
-    } else if (io_all(pipes[me][0], &uid, sizeof uid, 0) != 0) {
-        return fail(me, "receiving the unique ID");
-    }
-    aclshmemx_set_conf_store_tls(false, NULL, 0); /* a local demo: no TLS on the control plane */
-    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
-    if (aclshmemx_set_attr_uniqueid_args(me, n, HEAP_SIZE, &uid, &attr) != ACLSHMEM_SUCCESS ||
-        aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr) != ACLSHMEM_SUCCESS)
-        return fail(me, "init");
-
+    (void)unused;
     int steps = n - 1 > 0 ? n - 1 : 1;
     job_t job = {me, n, malloc(TOTAL * sizeof(double)), aclshmem_calloc((size_t)steps * TOTAL, sizeof(double)),
                  aclshmem_calloc((size_t)steps * BLOCKS, sizeof(int32_t))};
@@ -138,12 +99,12 @@ static int pe_main(int me, int n, int (*pipes)[2])
     if (aclshmemx_stream_create(&stream) != ACLSHMEM_SUCCESS)
         return fail(me, "aclshmemx_stream_create");
 
-    double t0 = now();
+    double t0 = example_now();
     if (aclshmemx_kernel_launch(stream, fused_kernel, BLOCKS, &job) != ACLSHMEM_SUCCESS)
         return fail(me, "aclshmemx_kernel_launch");
     if (aclshmemx_stream_synchronize(stream) != ACLSHMEM_SUCCESS)
         return fail(me, "the fused kernel");
-    double elapsed = now() - t0;
+    double elapsed = example_now() - t0;
 
     int failures = 0;
     double checksum = 0.0;
@@ -185,34 +146,7 @@ int main(int argc, char **argv)
         }
         n = (int)v;
     }
-    int pipes[MAX_PES][2];
-    pid_t pids[MAX_PES];
-    for (int pe = 0; pe < n; pe++)
-        if (pipe(pipes[pe]) != 0)
-            return perror("overlap: pipe"), 1;
-    fflush(stdout);
-    for (int pe = 0; pe < n; pe++) {
-        pids[pe] = fork();
-        if (pids[pe] < 0)
-            return perror("overlap: fork"), 1;
-        if (pids[pe] == 0) {
-            alarm(TIME_LIMIT);
-            int rc = pe_main(pe, n, pipes);
-            fflush(NULL);
-            _exit(rc);
-        }
-    }
-    int bad = 0;
-    for (int pe = 0; pe < n; pe++) {
-        int status;
-        while (waitpid(pids[pe], &status, 0) < 0)
-            if (errno != EINTR)
-                return perror("overlap: waitpid"), 1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "overlap: PE %d failed (status 0x%x)\n", pe, status);
-            bad = 1;
-        }
-    }
+    int bad = example_launch("overlap", n, HEAP_SIZE, TIME_LIMIT, pe_main, NULL);
     printf("overlap: %s\n", bad ? "FAILED" : "all PEs verified");
-    return bad;
+    return bad ? 1 : 0;
 }

@@ -1,21 +1,18 @@
 /*
  * acceptance_ring.c - an end-to-end program written only against the documented API, the
- * way a user would: 4 PEs are forked, PE 0 makes the unique ID and pipes its 136 bytes to
- * the others, and every PE initialises, passes data around a ring with put and get, stores
- * into its neighbour through aclshmem_ptr, scatters with aclshmem_int32_iput, works in a
- * team of the even PEs, and finalises.  Exit status 0 means every check passed.
+ * way a user would: 4 PEs are forked (examples/common/launch.c, as the C examples do), PE 0
+ * makes the unique ID and pipes its 136 bytes to the others, and every PE initialises,
+ * passes data around a ring with put and get, stores into its neighbour through
+ * aclshmem_ptr, scatters with aclshmem_int32_iput, works in a team of the even PEs, and
+ * finalises.  Exit status 0 means every check passed.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "aclshmem.h"
+#include "../examples/common/launch.h"
 
 #define NPES 4
 #define HEAP_SIZE (32ULL * 1024 * 1024)
@@ -33,52 +30,16 @@ static int my_pe_g = -1;
         }                                                                                      \
     } while (0)
 
-static int read_all(int fd, void *buf, size_t len)
+/* The body of PE me, run once it has joined the job (examples/common/launch.c: PE 0 makes
+ * the unique ID and pipes its 136 bytes to the others, every PE initialises with it). */
+static int pe_main(int me, int n, void *unused)
 {
-    char *p = buf;
-    while (len) {
-        ssize_t r = read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
-static int pe_main(int me, int pipes[NPES][2])
-{
+    (void)unused;
     my_pe_g = me;
-    const int n = NPES;
     const int next = (me + 1) % n, prev = (me + n - 1) % n;
 
-    /* 1. The unique ID: made on PE 0, handed to everybody else as 136 raw bytes. */
-    aclshmemx_uniqueid_t uid = ACLSHMEM_UNIQUEID_INITIALIZER;
-    if (me == 0) {
-        if (aclshmemx_get_uniqueid(&uid) != ACLSHMEM_SUCCESS) {
-            fprintf(stderr, "PE 0: aclshmemx_get_uniqueid failed: %s\n", aclshmemx_get_last_error());
-            return 1;
-        }
-        for (int i = 1; i < n; i++)
-            if (write(pipes[i][1], &uid, sizeof uid) != (ssize_t)sizeof uid)
-                return 1;
-    } else if (read_all(pipes[me][0], &uid, sizeof uid) != 0) {
-        fprintf(stderr, "PE %d: no unique ID\n", me);
-        return 1;
-    }
-    CHECK(sizeof uid == 136);
-
-    /* 2. Init. */
-    CHECK(aclshmemx_set_conf_store_tls(false, NULL, 0) == 0);
-    aclshmemx_init_attr_t attr = ACLSHMEMX_INIT_ATTR_INITIALIZER;
-    CHECK(aclshmemx_set_attr_uniqueid_args(me, n, (int64_t)HEAP_SIZE, &uid, &attr) == 0);
-    int rc = aclshmemx_init_attr(ACLSHMEMX_INIT_WITH_UNIQUEID, &attr);
-    if (rc != ACLSHMEM_SUCCESS) {
-        fprintf(stderr, "PE %d: init failed with %d: %s\n", me, rc, aclshmemx_get_last_error());
-        return 1;
-    }
+    /* 1-2. The unique ID and init. */
+    CHECK(sizeof(aclshmemx_uniqueid_t) == 136);
     CHECK(aclshmemx_init_status() == ACLSHMEM_STATUS_IS_INITIALIZED);
     CHECK(aclshmem_my_pe() == me);
     CHECK(aclshmem_n_pes() == n);
@@ -165,49 +126,7 @@ static int pe_main(int me, int pipes[NPES][2])
 
 int main(void)
 {
-    int pipes[NPES][2];
-    for (int i = 0; i < NPES; i++)
-        if (pipe(pipes[i]) != 0)
-            return 1;
-    fflush(stdout);
-    pid_t pids[NPES];
-    for (int i = 0; i < NPES; i++) {
-        pids[i] = fork();
-        if (pids[i] < 0)
-            return 1;
-        if (pids[i] == 0)
-            _exit(pe_main(i, pipes));
-    }
-    for (int i = 0; i < NPES; i++) {
-        close(pipes[i][0]);
-        close(pipes[i][1]);
-    }
-    /* Wait for everyone, at most 60 s. */
-    int ok = 1, left = NPES;
-    int done[NPES] = { 0 };
-    struct timespec tick = { 0, 20 * 1000 * 1000 };
-    for (int t = 0; left > 0 && t < 60 * 50; t++) {
-        for (int i = 0; i < NPES; i++) {
-            int st;
-            if (!done[i] && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
-                done[i] = 1;
-                left--;
-                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                    fprintf(stderr, "acceptance_ring: PE %d ended badly (status 0x%x)\n", i, st);
-                    ok = 0;
-                }
-            }
-        }
-        nanosleep(&tick, NULL);
-    }
-    for (int i = 0; i < NPES; i++) {
-        if (!done[i]) {
-            fprintf(stderr, "acceptance_ring: PE %d timed out\n", i);
-            kill(pids[i], SIGKILL);
-            waitpid(pids[i], NULL, 0);
-            ok = 0;
-        }
-    }
-    printf("acceptance_ring: %s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    int bad = example_launch("acceptance_ring", NPES, (int64_t)HEAP_SIZE, 60, pe_main, NULL);
+    printf("acceptance_ring: %s\n", bad == 0 ? "PASS" : "FAIL");
+    return bad == 0 ? 0 : 1;
 }
