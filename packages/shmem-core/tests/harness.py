@@ -7,6 +7,7 @@ This module is imported by the PEs too, so it does not import pytest at the top.
 """
 
 import os
+import socket
 import traceback
 
 
@@ -96,3 +97,19 @@ def raises(exc_type, fn, *args, match=None, **kwargs):
         raise AssertionError(f"{getattr(fn, '__name__', fn)}{args!r}: expected {exc_type.__name__}, "
                              f"got {type(exc).__name__}: {exc}") from exc
     raise AssertionError(f"{getattr(fn, '__name__', fn)}{args!r}: expected {exc_type.__name__}, nothing raised")
+
+
+def ring():
+    """(me, n, right, left) of this PE: its rank, the job's size and its neighbours on the ring
+    of PEs, which most checks pass data around."""
+    from shmem import core
+
+    me, n = core.my_pe(), core.n_pes()
+    return me, n, (me + 1) % n, (me - 1) % n
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 free right now (a rendezvous address for a job the check starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

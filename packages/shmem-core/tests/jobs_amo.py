@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from harness import Checks, raises
+from harness import Checks, raises, ring
 from shmem import _pyshmem as P, core
 
 NPES = 4
@@ -22,11 +22,6 @@ COUNTER_TYPES = (("int64", np.int64), (np.int32, np.int32), ("uint16", np.uint16
 
 def main():
     return checks.run()
-
-
-def ring():
-    me, n = core.my_pe(), core.n_pes()
-    return me, n, (me + 1) % n, (me - 1) % n
 
 
 def pause():

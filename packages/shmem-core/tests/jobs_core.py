@@ -5,7 +5,7 @@ import threading
 
 import numpy as np
 
-from harness import Checks, raises
+from harness import Checks, raises, ring
 from shmem import _pyshmem, core
 from shmem.core import AclshmemError, AclshmemInvalid, ComparisonType, MemType, SignalOp
 
@@ -193,8 +193,7 @@ def peer_buffers():
 
 @checks
 def put_get_default_stream():
-    me, n = me_n()
-    right, left = (me + 1) % n, (me - 1) % n
+    me, n, right, left = ring()
     src = core.buffer(256)
     dst = core.calloc(256, 1)
     src.numpy()[:] = me
@@ -221,8 +220,7 @@ def put_get_default_stream():
 
 @checks
 def put_get_on_streams():
-    me, n = me_n()
-    right, left = (me + 1) % n, (me - 1) % n
+    me, n, right, left = ring()
     src = core.buffer(64)
     d1 = core.calloc(64, 1)
     d2 = core.calloc(64, 1)
@@ -305,8 +303,7 @@ def rma_failures_of_the_library_raise():
 
 @checks
 def put_signal_blocking():
-    me, n = me_n()
-    right, left = (me + 1) % n, (me - 1) % n
+    me, n, right, left = ring()
     data = core.calloc(64, 1)
     src = core.buffer(64)
     sig = core.calloc(1, 4)

@@ -2,16 +2,11 @@
 run_pes (see test_env_values.py).  Every one must fail before the library starts."""
 
 import os
-import socket
+
+from harness import free_port
 
 LAUNCHER = ("SHMEM_RUN_UID", "SHMEM_RUN_PE", "SHMEM_RUN_NPES", "SHMEM_RUN_MEM_SIZE")
 TORCHRUN = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _set_env(env):
@@ -43,7 +38,7 @@ def _try_init(env, kwargs):
 def try_every_case(cases):
     """Runs init for each (env, kwargs) of ``cases``; the torchrun cases get a torchrun
     environment first (and no launcher's)."""
-    torchrun = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port())}
+    torchrun = {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
     results = []
     for kind, env, kwargs in cases:
         if kind == "torchrun":

@@ -4,10 +4,9 @@ environment: every init path, finalize, TLS off, several instances, profiling, s
 import ctypes
 import gc
 import os
-import socket
 import warnings
 
-from harness import raises
+from harness import free_port, raises
 from shmem import _pyshmem as P, core, testing
 from shmem.core import AclshmemError, AclshmemInvalid
 
@@ -16,12 +15,6 @@ MB = 1 << 20
 
 def _new_uid():
     return testing.broadcast(core.get_unique_id() if testing.pe() == 0 else None)
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _ring_check():
@@ -125,7 +118,7 @@ def init_paths():
     assert P.aclshmem_finialize() == P.ACLSHMEM_SUCCESS
 
     # -- DEFAULT mode: aclshmem_init with ip_port = tcp://host:port
-    port = testing.broadcast(_free_port() if rank == 0 else None)
+    port = testing.broadcast(free_port() if rank == 0 else None)
     attr = P.InitAttr()
     attr.my_rank, attr.n_ranks, attr.local_mem_size = rank, n, 8 * MB
     attr.ip_port = f"tcp://127.0.0.1:{port}"

@@ -20,6 +20,8 @@ import pytest
 import shmem
 from shmem import _bootstrap
 
+from harness import free_port
+
 PKG_ROOT = os.path.dirname(os.path.dirname(shmem.__file__))
 SECRET = "pyboot-test-" + secrets.token_hex(8)
 
@@ -46,12 +48,6 @@ RING = """
     import os as _os
     _os.write(1, f"ring ok {me} {n}\\n".encode())
 """
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _script(tmp_path, name, *parts):
@@ -133,7 +129,7 @@ def test_secret_exchange_without_torch_refuses_outsiders(tmp_path):
     nothing, one who speaks the new protocol without the secret is rejected, a rank with
     another secret fails at once saying why, and the real ranks run the job."""
     prog = _script(tmp_path, "ring.py", RING)
-    world, port, exchange = 3, _free_port(), _free_port()
+    world, port, exchange = 3, free_port(), free_port()
     rank0 = _start_rank(prog, 0, world, port, exchange, torch=False, SHMEM_JOB_SECRET=SECRET)
     others = []
     try:
@@ -175,7 +171,7 @@ def test_without_torch_and_without_secret_init_says_what_is_needed(tmp_path):
             print("refused:", e)
     """)
     for rank in (0, 1):
-        p = _start_rank(prog, rank, 2, _free_port(), torch=False)
+        p = _start_rank(prog, rank, 2, free_port(), torch=False)
         rc, out, err = _finish(p, 60)
         assert rc == 0 and "refused:" in out, out + err
         assert "SHMEM_JOB_SECRET" in out and "torch" in out, out
@@ -183,7 +179,7 @@ def test_without_torch_and_without_secret_init_says_what_is_needed(tmp_path):
 
 def _serve(secret, world=2, timeout=30):
     """A rank 0 server for a made-up job on a free port, in this process."""
-    port = _free_port()
+    port = free_port()
     uid = secrets.token_bytes(_bootstrap.UID_SIZE)
     context = _bootstrap.job_context(0, 0, 1234)
     server = _bootstrap.SecretUidServer(uid, world, "127.0.0.1", port, context, secret, timeout)
@@ -325,7 +321,7 @@ def test_torchrun_exchanges_the_uid_through_the_agent_store(tmp_path):
     # of one print() can interleave with the other rank's.
     os.write(1, f"left in store: {[store.check([k]) for k in keys]}\\n".encode())
     """)
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", "--master-port", str(port), prog]
     p = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -345,7 +341,7 @@ def test_torch_store_hosted_by_rank_0_next_to_init_process_group(tmp_path):
         dist.barrier()
         dist.destroy_process_group()
     """)
-    world, port = 2, _free_port()
+    world, port = 2, free_port()
     ranks = [_start_rank(prog, r, world, port) for r in range(world)]
     try:
         for rank, p in enumerate(ranks):

@@ -69,7 +69,7 @@ def test_the_launcher_refuses_bad_values_at_once(tmp_path, extra_args, env, name
     penv.update(env, SHMEM_JOB_SECRET="env-values-test",
                 PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(shmem.__file__)),
                                             penv.get("PYTHONPATH", "")]))
-    args = ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", str(jobs_env_values._free_port()),
+    args = ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", str(jobs_env_values.free_port()),
             *extra_args, "-n", "1", str(prog)]
     r = subprocess.run([sys.executable, "-m", "shmem.run", *args], capture_output=True, text=True, env=penv,
                        timeout=30)

@@ -11,6 +11,8 @@ import time
 
 import shmem
 
+from harness import free_port
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 PKG_ROOT = os.path.dirname(os.path.dirname(shmem.__file__))
@@ -195,12 +197,6 @@ def test_global_exit_ends_every_pe(tmp_path):
     assert "not reached" not in r.stdout
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_torchrun_environment(tmp_path):
     """RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, as torchrun sets them: rank 0 makes
     the unique ID and hands it out through torch's TCPStore on MASTER_PORT, or without torch
@@ -221,7 +217,7 @@ def test_torchrun_environment(tmp_path):
         print("torchrun ok", me, n)
     """)
     world = 3
-    port, exchange = _free_port(), _free_port()
+    port, exchange = free_port(), free_port()
     running = []
     for rank in range(world):
         env = _env(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",

@@ -20,6 +20,8 @@ import pytest
 import shmem
 from shmem import _bootstrap
 
+from harness import free_port
+
 PKG_ROOT = os.path.dirname(os.path.dirname(shmem.__file__))
 SECRET = "run-nnodes-test-secret"
 
@@ -69,12 +71,6 @@ def _script(tmp_path, name, *parts):
     return str(path)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _local_ip():
     """A non-loopback IPv4 address of this host, or None."""
     ip = _bootstrap._route_source(socket.AF_INET, "203.0.113.7")
@@ -115,7 +111,7 @@ def _run(args, secret=SECRET, timeout=60):
 @pytest.mark.parametrize("nnodes,npes", [(2, 2), (3, 1)])
 def test_nodes_form_one_job_with_node_major_pe_numbers(tmp_path, nnodes, npes):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     # The other nodes start first: they wait for node 0's launcher.
     procs = [_node(nnodes, r, port, npes, prog) for r in range(1, nnodes)]
     time.sleep(0.5)
@@ -139,7 +135,7 @@ def test_pe_0_listens_on_the_master_address(tmp_path):
     if ip is None:
         pytest.skip("this host has no non-loopback IPv4 address")
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     procs = [_node(2, 1, port, 1, prog, ip, addr=ip), _node(2, 0, port, 1, prog, ip, addr=ip)]
     for rc, out, err in _finish(procs):
         assert rc == 0, out + err
@@ -149,7 +145,7 @@ def test_pe_0_listens_on_the_master_address(tmp_path):
 
 def test_the_users_uid_address_wins(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     env0 = _env(SHMEM_JOB_SECRET=SECRET, SHMEM_UID_SESSION_ID="127.0.0.1:0")
     procs = [_node(2, 1, port, 1, prog, "127.0.0.1"),
              _node(2, 0, port, 1, prog, "127.0.0.1", env=env0)]
@@ -165,7 +161,7 @@ def test_the_users_uid_address_wins(tmp_path):
 
 def test_several_nodes_need_a_job_secret(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     for rank in (0, 1):
         r = _run(["--nnodes", "2", "--node-rank", str(rank), "--master-addr", "127.0.0.1", "--master-port",
                   str(port), "-n", "1", prog], secret=None)
@@ -178,7 +174,7 @@ def test_several_nodes_need_a_job_secret(tmp_path):
 
 def test_a_node_with_another_secret_is_refused(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     t0 = time.monotonic()
     node0 = _node(2, 0, port, 1, prog, extra=["--join-timeout", "4"])
     time.sleep(0.3)
@@ -196,7 +192,7 @@ def test_a_node_with_another_secret_is_refused(tmp_path):
 
 def test_node_0_absent_times_out(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     t0 = time.monotonic()
     r = _run(["--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", "--master-port", str(port),
               "-n", "2", "--join-timeout", "2", prog])
@@ -209,7 +205,7 @@ def test_node_0_absent_times_out(tmp_path):
 
 def test_a_missing_node_stops_node_0(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     t0 = time.monotonic()
     r = _run(["--nnodes", "3", "--node-rank", "0", "--master-addr", "127.0.0.1", "--master-port", str(port),
               "-n", "1", "--join-timeout", "2", "--kill-grace", "1", prog])
@@ -223,7 +219,7 @@ def test_a_node_of_another_job_shape_is_not_served(tmp_path):
     """A node started with another -n (or --nnodes) would number its PEs wrongly: node 0
     does not serve it, and it says what to check."""
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     node0 = _node(2, 0, port, 2, prog, extra=["--join-timeout", "3", "--kill-grace", "1"])
     time.sleep(0.3)
     node1 = _node(2, 1, port, 1, prog, extra=["--join-timeout", "2"])
@@ -253,7 +249,7 @@ def test_idle_connections_do_not_keep_a_node_out(tmp_path):
     and the job runs.  Before, the first 32 held every slot for 5 s, newcomers were
     dropped while the slots were full, and node 1's fetch failed."""
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    port = _free_port()
+    port = free_port()
     node0 = _node(2, 0, port, 1, prog, extra=["--join-timeout", "10", "--kill-grace", "1"])
     _wait_listening(port, node0)
     flood = subprocess.Popen([sys.executable, FLOODER, "127.0.0.1", str(port), "100", "7", "500"],
@@ -275,7 +271,7 @@ def test_idle_connections_do_not_keep_a_node_out(tmp_path):
 
 def test_node_0_must_run_on_the_master_address(tmp_path):
     prog = _script(tmp_path, "ring.py", PRELUDE, RING)
-    r = _run(["--nnodes", "2", "--master-addr", "203.0.113.7", "--master-port", str(_free_port()), "-n", "1",
+    r = _run(["--nnodes", "2", "--master-addr", "203.0.113.7", "--master-port", str(free_port()), "-n", "1",
               prog])
     assert r.returncode == 1
     assert "not an address of this host" in r.stderr, r.stderr
@@ -389,7 +385,7 @@ def test_torchrun_across_nodes(tmp_path, where):
     if addr is None:
         pytest.skip("this host has no non-loopback IPv4 address")
     prog = _script(tmp_path, "tr.py", TORCHRUN_RING)
-    port, exchange = _free_port(), _free_port()
+    port, exchange = free_port(), free_port()
     procs = []
     for rank in range(4):
         env = _env(RANK=str(rank), WORLD_SIZE="4", LOCAL_RANK=str(rank % 2), LOCAL_WORLD_SIZE="2",
@@ -408,7 +404,7 @@ def test_torchrun_across_nodes(tmp_path, where):
 
 def test_torchrun_on_one_node_keeps_the_librarys_address(tmp_path):
     prog = _script(tmp_path, "tr.py", TORCHRUN_RING)
-    port, exchange = _free_port(), _free_port()
+    port, exchange = free_port(), free_port()
     procs = []
     for rank in range(2):
         env = _env(RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE="2",
