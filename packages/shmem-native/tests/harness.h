@@ -20,7 +20,7 @@
 
 #include "aclshmem.h"
 
-#define HARNESS_MAX_PES 16
+#define HARNESS_MAX_PES 64 /* the soak run of 64 PEs (issue #26) */
 #define HARNESS_MSG_MAX 240          /* payload bytes of one harness message */
 #define HARNESS_DEFAULT_HEAP (64ULL << 20)
 
