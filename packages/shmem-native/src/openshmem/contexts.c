@@ -21,18 +21,13 @@
 #include "rma/rma.h"
 #include "transport/transport.h"
 
-#define MAX_CONTEXTS 4096
-#define SLOT_BITS 16 /* a handle's low bits: the slot + 2 (0 and 1 are the two constants) */
+#define MAX_CONTEXTS SHMEMI_MAX_CONTEXTS
+#define SLOT_BITS SHMEMI_CTX_SLOT_BITS
 #define KNOWN_OPTIONS (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED | SHMEM_CTX_NOSTORE)
 
-typedef struct {
-    _Atomic uint64_t generation; /* odd: holds a context */
-    shmem_team_t team;
-    long options;
-    shmemi_channel_t *channel; /* NULL: the default one */
-} ctx_slot_t;
+typedef shmemi_osh_ctx_slot_t ctx_slot_t;
 
-static ctx_slot_t slots[MAX_CONTEXTS];
+shmemi_osh_ctx_slot_t shmemi_osh_ctx_slots[SHMEMI_MAX_CONTEXTS];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static shmem_ctx_t handle_of(size_t slot, uint64_t generation)
@@ -51,12 +46,12 @@ static ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
     }
     uint64_t generation = (uint64_t)(h >> SLOT_BITS);
     if (slot >= MAX_CONTEXTS || !(generation & 1) ||
-        atomic_load_explicit(&slots[slot].generation, memory_order_acquire) != generation) {
+        atomic_load_explicit(&shmemi_osh_ctx_slots[slot].generation, memory_order_acquire) != generation) {
         shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: context %p was destroyed (or is not a context handle)", api,
                     (void *)ctx);
         return NULL;
     }
-    return &slots[slot];
+    return &shmemi_osh_ctx_slots[slot];
 }
 
 /* A context of the world needs no instance here: the engine's call that follows checks it
@@ -89,7 +84,9 @@ shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx, shm
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || ctx == SHMEM_CTX_DEFAULT)
         return inst;
-    ctx_slot_t *slot = live_slot(ctx, api);
+    ctx_slot_t *slot = shmemi_osh_world_ctx(ctx);
+    if (!slot)
+        slot = live_slot(ctx, api);
     if (!slot)
         return NULL;
     *ch = slot->channel;
@@ -102,8 +99,8 @@ int shmemi_osh_quiet_every_context(shmemi_instance_t *inst)
     int rc = ACLSHMEM_SUCCESS;
     pthread_mutex_lock(&slots_lock); /* no context goes away meanwhile */
     for (size_t slot = 0; slot < MAX_CONTEXTS && rc == ACLSHMEM_SUCCESS; slot++)
-        if ((atomic_load(&slots[slot].generation) & 1) && slots[slot].channel)
-            rc = shmemi_quiet(inst, slots[slot].channel);
+        if ((atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1) && shmemi_osh_ctx_slots[slot].channel)
+            rc = shmemi_quiet(inst, shmemi_osh_ctx_slots[slot].channel);
     pthread_mutex_unlock(&slots_lock);
     return rc;
 }
@@ -134,14 +131,14 @@ static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char 
     }
     pthread_mutex_lock(&slots_lock);
     size_t slot = 0;
-    while (slot < MAX_CONTEXTS && (atomic_load(&slots[slot].generation) & 1))
+    while (slot < MAX_CONTEXTS && (atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1))
         slot++;
     if (slot < MAX_CONTEXTS) {
-        slots[slot].team = team;
-        slots[slot].options = options;
-        slots[slot].channel = channel;
-        uint64_t generation = atomic_load(&slots[slot].generation) + 1;
-        atomic_store_explicit(&slots[slot].generation, generation, memory_order_release);
+        shmemi_osh_ctx_slots[slot].team = team;
+        shmemi_osh_ctx_slots[slot].options = options;
+        shmemi_osh_ctx_slots[slot].channel = channel;
+        uint64_t generation = atomic_load(&shmemi_osh_ctx_slots[slot].generation) + 1;
+        atomic_store_explicit(&shmemi_osh_ctx_slots[slot].generation, generation, memory_order_release);
         *ctx = handle_of(slot, generation);
     }
     pthread_mutex_unlock(&slots_lock);
@@ -208,12 +205,12 @@ void shmemi_osh_contexts_fini(shmemi_instance_t *inst)
 {
     pthread_mutex_lock(&slots_lock);
     for (size_t slot = 0; slot < MAX_CONTEXTS; slot++) {
-        if (!(atomic_load(&slots[slot].generation) & 1))
+        if (!(atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1))
             continue;
-        atomic_fetch_add(&slots[slot].generation, 1);
-        shmemi_quiet(inst, slots[slot].channel); /* finalize completes every operation */
-        shmemi_transport_channel_close(inst, slots[slot].channel);
-        slots[slot].channel = NULL;
+        atomic_fetch_add(&shmemi_osh_ctx_slots[slot].generation, 1);
+        shmemi_quiet(inst, shmemi_osh_ctx_slots[slot].channel); /* finalize completes every operation */
+        shmemi_transport_channel_close(inst, shmemi_osh_ctx_slots[slot].channel);
+        shmemi_osh_ctx_slots[slot].channel = NULL;
     }
     pthread_mutex_unlock(&slots_lock);
 }

@@ -31,15 +31,49 @@ int shmemi_osh_teams_init(shmemi_instance_t *inst);
 void shmemi_osh_teams_fini(void);
 
 /* ---- contexts (contexts.c) ---------------------------------------------------------- */
+/* The table of contexts: a handle is (generation << SHMEMI_CTX_SLOT_BITS) | (slot + 2), and
+ * a slot holds a context while its generation is odd and equal to the handle's. */
+#define SHMEMI_MAX_CONTEXTS 4096
+#define SHMEMI_CTX_SLOT_BITS 16 /* a handle's low bits: the slot + 2 (0 and 1: the two constants) */
+typedef struct {
+    _Atomic uint64_t generation; /* odd: holds a context */
+    shmem_team_t team;
+    long options;
+    shmemi_channel_t *channel; /* NULL: the default one */
+} shmemi_osh_ctx_slot_t;
+extern shmemi_osh_ctx_slot_t shmemi_osh_ctx_slots[SHMEMI_MAX_CONTEXTS];
+
+/* The channel of ctx, a live context of the world (the common case, looked up inline on
+ * every RMA, AMO and quiet of a context), or NULL for any other handle. */
+static inline shmemi_osh_ctx_slot_t *shmemi_osh_world_ctx(shmem_ctx_t ctx)
+{
+    uintptr_t h = (uintptr_t)ctx;
+    size_t slot = (h & (((uintptr_t)1 << SHMEMI_CTX_SLOT_BITS) - 1)) - 2;
+    uint64_t generation = (uint64_t)(h >> SHMEMI_CTX_SLOT_BITS);
+    if (slot >= SHMEMI_MAX_CONTEXTS || !(generation & 1))
+        return NULL;
+    shmemi_osh_ctx_slot_t *s = &shmemi_osh_ctx_slots[slot];
+    if (atomic_load_explicit(&s->generation, memory_order_acquire) != generation || s->team != SHMEM_TEAM_WORLD)
+        return NULL;
+    return s;
+}
+
 /* Where an operation of ctx goes: turns pe, a PE of ctx's team, into a PE of the world and
  * gives ctx's channel in *ch; fails (error naming api) for SHMEM_CTX_INVALID, a destroyed
  * context, a context whose team was destroyed or a pe outside the team.  The default
- * context's PEs are world PEs already and its channel the default one: no lookup. */
+ * context's PEs are world PEs already and its channel the default one: no lookup; a
+ * context of the world is found inline. */
 int shmemi_osh_ctx_route(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch);
 static inline int shmemi_osh_ctx_pe(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch)
 {
     *ch = NULL;
-    return ctx == SHMEM_CTX_DEFAULT ? ACLSHMEM_SUCCESS : shmemi_osh_ctx_route(api, ctx, pe, ch);
+    if (ctx == SHMEM_CTX_DEFAULT)
+        return ACLSHMEM_SUCCESS;
+    shmemi_osh_ctx_slot_t *world = shmemi_osh_world_ctx(ctx);
+    if (!world)
+        return shmemi_osh_ctx_route(api, ctx, pe, ch);
+    *ch = world->channel;
+    return ACLSHMEM_SUCCESS;
 }
 /* The instance when ctx is a live context (the default one included), and its channel in
  * *ch; else NULL with an error naming api. */
