@@ -168,6 +168,12 @@ class ShmemProcessGroup(dist.ProcessGroup):
     def _get_backend_name(self):
         return BACKEND_NAME
 
+    # torch >= 2.14's batch_isend_irecv asks the group for its backend of the tensors' device
+    # (to learn whether it coalesces); a C++ group answers with a registered backend, this
+    # one is its own, and does not coalesce (each op of the batch is posted alone).
+    def _get_backend(self, device):
+        return self
+
     # the group's name and description live in its backends for C++ process groups; this
     # one keeps them itself (torch sets them through _set_group_name / _set_group_desc)
     def setGroupName(self, name):
@@ -236,7 +242,8 @@ class ShmemProcessGroup(dist.ProcessGroup):
             raise AttributeError("new_group")
         return self._new_group
 
-    def _new_group(self, ranks, timeout=None, pg_options=None, group_name=None, group_desc=None):
+    # torch >= 2.14 also passes backend= (the subgroup's is this group's, whatever it names).
+    def _new_group(self, ranks, timeout=None, pg_options=None, group_name=None, group_desc=None, backend=None):
         with lock:
             rt = self._rt
             rt.require("new_group")
