@@ -66,8 +66,6 @@ PACKAGES = {
 # that removes it.  They are excused from both rules; a new one is still an error.  An entry
 # whose import is gone is reported (not an error) so that it gets deleted.
 KNOWN_EXCEPTIONS = {
-    # issue #27: the plot of --scale takes its measures from _scale, which draws with _plot.
-    ("shmem_tools", "_plot", "_scale"): "issue #27",
     # issue #27: a backend that initialised the library finalizes it through the module
     # above it (distributed -> backend -> _backend_group -> _backend_runtime).
     ("shmem_torch", "_backend_runtime", "distributed"): "issue #27",

@@ -156,11 +156,12 @@ def plot_heatmap(matrix, blocks, frames, frame_labels, path, title, metric):
     plt.close(fig)
 
 
-def plot_scale(result, path):
+def plot_scale(result, path, measures, units, median):
     """shmem-perf --scale: one panel per measure, time against the PE count (both log
-    scales), libaclshmem and OSHMEM.  Returns the panels' titles, axis labels and scales."""
-    from ._scale import MEASURES, UNITS, median
-
+    scales), libaclshmem and OSHMEM.  measures, units (measure -> (title, unit, scale)) and
+    median(result, library, n, measure) are --scale's own, handed down by _scale, the module
+    above this one.  Returns the panels' titles, axis labels and scales."""
+    MEASURES, UNITS = measures, units
     plt = _pyplot()
     panels = [m for m in MEASURES if any(median(result, "libaclshmem", n, m) is not None for n in result["pes"])]
     if not panels:

@@ -543,7 +543,7 @@ def main_scale(ns, parser, version):
         from ._plot import plot_scale
 
         try:
-            plot_scale(result, ns.plot)
+            plot_scale(result, ns.plot, MEASURES, UNITS, median)
             sys.stderr.write(f"shmem-perf: plot written to {ns.plot}\n")
         except Exception as exc:
             sys.stderr.write(f"shmem-perf: cannot draw the plot: {exc}\n")
