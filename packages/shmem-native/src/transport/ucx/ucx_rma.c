@@ -18,8 +18,11 @@ static uint64_t remote_address(ucx_channel_t *c, int pe, int seg, size_t offset)
     return c->st->peers[pe].base[seg] + offset;
 }
 
-static int ucx_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
-                   size_t len)
+/* One put (local is the source) or get (local is the destination) of len bytes at pe's
+ * (seg, offset) on ch, waited for: a put until local may be reused (the data has left or
+ * been copied by UCX), a get until the data is in local. */
+static int transfer(shmemi_instance_t *inst, shmemi_channel_t *ch, int is_put, int pe, int seg, size_t offset,
+                    void *local, size_t len)
 {
     ucx_channel_t *c = ucx_channel(inst, ch);
     ucp_request_param_t param = {.op_attr_mask = 0};
@@ -27,26 +30,24 @@ static int ucx_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int se
     ucp_rkey_h rkey;
     pthread_mutex_lock(&c->lock);
     int rc = route(c, pe, seg, &ep, &rkey);
-    /* Completes when src may be reused: the data has left (or been copied by UCX). */
-    ucs_status_ptr_t req =
-        rc == ACLSHMEM_SUCCESS ? ucp_put_nbx(ep, src, len, remote_address(c, pe, seg, offset), rkey, &param) : NULL;
+    uint64_t raddr = remote_address(c, pe, seg, offset);
+    ucs_status_ptr_t req = rc != ACLSHMEM_SUCCESS ? NULL
+                           : is_put              ? ucp_put_nbx(ep, local, len, raddr, rkey, &param)
+                                                 : ucp_get_nbx(ep, local, len, raddr, rkey, &param);
     pthread_mutex_unlock(&c->lock);
-    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, "a put", pe) : rc;
+    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, is_put ? "a put" : "a get", pe) : rc;
+}
+
+static int ucx_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
+                   size_t len)
+{
+    return transfer(inst, ch, 1, pe, seg, offset, (void *)(uintptr_t)src, len); /* only read */
 }
 
 static int ucx_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
                    size_t len)
 {
-    ucx_channel_t *c = ucx_channel(inst, ch);
-    ucp_request_param_t param = {.op_attr_mask = 0};
-    ucp_ep_h ep;
-    ucp_rkey_h rkey;
-    pthread_mutex_lock(&c->lock);
-    int rc = route(c, pe, seg, &ep, &rkey);
-    ucs_status_ptr_t req =
-        rc == ACLSHMEM_SUCCESS ? ucp_get_nbx(ep, dst, len, remote_address(c, pe, seg, offset), rkey, &param) : NULL;
-    pthread_mutex_unlock(&c->lock);
-    return rc == ACLSHMEM_SUCCESS ? shmemi_ucx_wait(c, req, "a get", pe) : rc;
+    return transfer(inst, ch, 0, pe, seg, offset, dst, len);
 }
 
 /* ---- atomics ------------------------------------------------------------------------------- */
