@@ -21,37 +21,31 @@
 #include "rma/rma.h"
 #include "transport/transport.h"
 
-#define MAX_CONTEXTS SHMEMI_MAX_CONTEXTS
-#define SLOT_BITS SHMEMI_CTX_SLOT_BITS
 #define KNOWN_OPTIONS (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED | SHMEM_CTX_NOSTORE)
-
-typedef shmemi_osh_ctx_slot_t ctx_slot_t;
 
 shmemi_osh_ctx_slot_t shmemi_osh_ctx_slots[SHMEMI_MAX_CONTEXTS];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Live contexts with a channel of their own (under slots_lock): none on one node, so that
+ * shmem_clear_lock's quiet of every context skips the table there. */
+static size_t channels_open;
 
 static shmem_ctx_t handle_of(size_t slot, uint64_t generation)
 {
-    return (shmem_ctx_t)(uintptr_t)((generation << SLOT_BITS) | (slot + 2));
+    return (shmem_ctx_t)(uintptr_t)((generation << SHMEMI_CTX_SLOT_BITS) | (slot + 2));
 }
 
 /* The slot of a live context other than the default one, or NULL with an error. */
-static ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
+static shmemi_osh_ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
 {
-    uintptr_t h = (uintptr_t)ctx;
-    size_t slot = (h & (((uintptr_t)1 << SLOT_BITS) - 1)) - 2;
     if (ctx == SHMEM_CTX_INVALID) {
         shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the context is SHMEM_CTX_INVALID", api);
         return NULL;
     }
-    uint64_t generation = (uint64_t)(h >> SLOT_BITS);
-    if (slot >= MAX_CONTEXTS || !(generation & 1) ||
-        atomic_load_explicit(&shmemi_osh_ctx_slots[slot].generation, memory_order_acquire) != generation) {
+    shmemi_osh_ctx_slot_t *slot = shmemi_osh_ctx_lookup(ctx);
+    if (!slot)
         shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: context %p was destroyed (or is not a context handle)", api,
                     (void *)ctx);
-        return NULL;
-    }
-    return &shmemi_osh_ctx_slots[slot];
+    return slot;
 }
 
 /* A context of the world needs no instance here: the engine's call that follows checks it
@@ -59,7 +53,7 @@ static ctx_slot_t *live_slot(shmem_ctx_t ctx, const char *api)
 int shmemi_osh_ctx_route(const char *api, shmem_ctx_t ctx, int *pe, shmemi_channel_t **ch)
 {
     *ch = NULL;
-    ctx_slot_t *slot = live_slot(ctx, api);
+    shmemi_osh_ctx_slot_t *slot = live_slot(ctx, api);
     if (!slot)
         return ACLSHMEM_INVALID_PARAM;
     *ch = slot->channel;
@@ -84,9 +78,7 @@ shmemi_instance_t *shmemi_osh_ctx_instance(const char *api, shmem_ctx_t ctx, shm
     shmemi_instance_t *inst = shmemi_require(api);
     if (!inst || ctx == SHMEM_CTX_DEFAULT)
         return inst;
-    ctx_slot_t *slot = shmemi_osh_world_ctx(ctx);
-    if (!slot)
-        slot = live_slot(ctx, api);
+    shmemi_osh_ctx_slot_t *slot = live_slot(ctx, api);
     if (!slot)
         return NULL;
     *ch = slot->channel;
@@ -98,7 +90,7 @@ int shmemi_osh_quiet_every_context(shmemi_instance_t *inst)
     SHMEMI_TRY(shmemi_quiet(inst, NULL));
     int rc = ACLSHMEM_SUCCESS;
     pthread_mutex_lock(&slots_lock); /* no context goes away meanwhile */
-    for (size_t slot = 0; slot < MAX_CONTEXTS && rc == ACLSHMEM_SUCCESS; slot++)
+    for (size_t slot = 0; channels_open && slot < SHMEMI_MAX_CONTEXTS && rc == ACLSHMEM_SUCCESS; slot++)
         if ((atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1) && shmemi_osh_ctx_slots[slot].channel)
             rc = shmemi_quiet(inst, shmemi_osh_ctx_slots[slot].channel);
     pthread_mutex_unlock(&slots_lock);
@@ -131,20 +123,21 @@ static int create(shmem_team_t team, long options, shmem_ctx_t *ctx, const char 
     }
     pthread_mutex_lock(&slots_lock);
     size_t slot = 0;
-    while (slot < MAX_CONTEXTS && (atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1))
+    while (slot < SHMEMI_MAX_CONTEXTS && (atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1))
         slot++;
-    if (slot < MAX_CONTEXTS) {
+    if (slot < SHMEMI_MAX_CONTEXTS) {
         shmemi_osh_ctx_slots[slot].team = team;
         shmemi_osh_ctx_slots[slot].options = options;
         shmemi_osh_ctx_slots[slot].channel = channel;
+        channels_open += channel != NULL;
         uint64_t generation = atomic_load(&shmemi_osh_ctx_slots[slot].generation) + 1;
         atomic_store_explicit(&shmemi_osh_ctx_slots[slot].generation, generation, memory_order_release);
         *ctx = handle_of(slot, generation);
     }
     pthread_mutex_unlock(&slots_lock);
-    if (slot == MAX_CONTEXTS) {
+    if (slot == SHMEMI_MAX_CONTEXTS) {
         shmemi_transport_channel_close(inst, channel);
-        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: all %d contexts are in use", api, MAX_CONTEXTS);
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: all %d contexts are in use", api, SHMEMI_MAX_CONTEXTS);
     }
     return ACLSHMEM_SUCCESS;
 }
@@ -176,9 +169,10 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
         return;
     shmemi_quiet(inst, channel); /* its operations complete before it goes */
     pthread_mutex_lock(&slots_lock);
-    ctx_slot_t *slot = live_slot(ctx, api);
+    shmemi_osh_ctx_slot_t *slot = live_slot(ctx, api);
     if (slot) {
         atomic_fetch_add_explicit(&slot->generation, 1, memory_order_release);
+        channels_open -= slot->channel != NULL;
         slot->channel = NULL;
     }
     pthread_mutex_unlock(&slots_lock);
@@ -204,7 +198,7 @@ SHMEMI_PROFILED(shmem_ctx_get_team)
 void shmemi_osh_contexts_fini(shmemi_instance_t *inst)
 {
     pthread_mutex_lock(&slots_lock);
-    for (size_t slot = 0; slot < MAX_CONTEXTS; slot++) {
+    for (size_t slot = 0; slot < SHMEMI_MAX_CONTEXTS; slot++) {
         if (!(atomic_load(&shmemi_osh_ctx_slots[slot].generation) & 1))
             continue;
         atomic_fetch_add(&shmemi_osh_ctx_slots[slot].generation, 1);
@@ -212,5 +206,6 @@ void shmemi_osh_contexts_fini(shmemi_instance_t *inst)
         shmemi_transport_channel_close(inst, shmemi_osh_ctx_slots[slot].channel);
         shmemi_osh_ctx_slots[slot].channel = NULL;
     }
+    channels_open = 0;
     pthread_mutex_unlock(&slots_lock);
 }

@@ -43,9 +43,9 @@ typedef struct {
 } shmemi_osh_ctx_slot_t;
 extern shmemi_osh_ctx_slot_t shmemi_osh_ctx_slots[SHMEMI_MAX_CONTEXTS];
 
-/* The channel of ctx, a live context of the world (the common case, looked up inline on
- * every RMA, AMO and quiet of a context), or NULL for any other handle. */
-static inline shmemi_osh_ctx_slot_t *shmemi_osh_world_ctx(shmem_ctx_t ctx)
+/* The slot of ctx while it holds that context, or NULL for any other handle (a destroyed
+ * context, a constant, garbage). */
+static inline shmemi_osh_ctx_slot_t *shmemi_osh_ctx_lookup(shmem_ctx_t ctx)
 {
     uintptr_t h = (uintptr_t)ctx;
     size_t slot = (h & (((uintptr_t)1 << SHMEMI_CTX_SLOT_BITS) - 1)) - 2;
@@ -53,9 +53,15 @@ static inline shmemi_osh_ctx_slot_t *shmemi_osh_world_ctx(shmem_ctx_t ctx)
     if (slot >= SHMEMI_MAX_CONTEXTS || !(generation & 1))
         return NULL;
     shmemi_osh_ctx_slot_t *s = &shmemi_osh_ctx_slots[slot];
-    if (atomic_load_explicit(&s->generation, memory_order_acquire) != generation || s->team != SHMEM_TEAM_WORLD)
-        return NULL;
-    return s;
+    return atomic_load_explicit(&s->generation, memory_order_acquire) == generation ? s : NULL;
+}
+
+/* The slot of ctx, a live context of the world (the common case, looked up inline on every
+ * RMA and AMO of a context), or NULL for any other handle. */
+static inline shmemi_osh_ctx_slot_t *shmemi_osh_world_ctx(shmem_ctx_t ctx)
+{
+    shmemi_osh_ctx_slot_t *s = shmemi_osh_ctx_lookup(ctx);
+    return s && s->team == SHMEM_TEAM_WORLD ? s : NULL;
 }
 
 /* Where an operation of ctx goes: turns pe, a PE of ctx's team, into a PE of the world and
