@@ -138,6 +138,36 @@ ACLSHMEM_REDUCE_MINMAX_TYPES(ACLSHMEMI_DECLARE_REDUCE_MAX)
 ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_SUM)
 ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_PROD)
 
+/* ---- reductions of local memory --------------------------------------------- */
+
+/* Element types and operations named by value, for aclshmemx_reduce_local:
+ * ACLSHMEMX_TYPE_<T> for every T of ACLSHMEM_REDUCE_ARITH_TYPES, in that order. */
+#define ACLSHMEMI_TYPE_VALUE(NAME, TYPE) ACLSHMEMX_TYPE_##NAME,
+typedef enum { ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_TYPE_VALUE) ACLSHMEMX_TYPE_COUNT } aclshmemx_type_t;
+#undef ACLSHMEMI_TYPE_VALUE
+
+typedef enum {
+    ACLSHMEMX_OP_AND,
+    ACLSHMEMX_OP_OR,
+    ACLSHMEMX_OP_XOR,
+    ACLSHMEMX_OP_MIN,
+    ACLSHMEMX_OP_MAX,
+    ACLSHMEMX_OP_SUM,
+    ACLSHMEMX_OP_PROD,
+    ACLSHMEMX_OP_COUNT
+} aclshmemx_reduce_op_t;
+
+/** Collective: dest (nreduce elements of type) on every PE of team gets the element-wise op
+ *  of every PE's source, as aclshmem_<T>_<OP>_reduce, where dest and source are local memory
+ *  (any memory of this process, not necessarily symmetric; dest may be source) and work is
+ *  symmetric room for nreduce elements on every PE, which the call uses as scratch (its
+ *  contents are lost; it must not overlap dest or source).  For libraries whose callers pass
+ *  ordinary buffers: on one node each PE copies into work only the parts that the other PEs
+ *  reduce, and reads their results straight into dest, which moves a third less memory than
+ *  copying in, reducing in work and copying out. */
+ACLSHMEM_HOST_API int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work,
+                                             size_t nreduce, aclshmemx_type_t type, aclshmemx_reduce_op_t op);
+
 #ifdef __cplusplus
 }
 #endif

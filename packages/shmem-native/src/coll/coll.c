@@ -109,7 +109,8 @@ static int check_overlap(const char *api, const shmemi_team_t *t, const shmemi_c
      * checks it (move.c) */
     if (c->kind == SHMEMI_COLL_COLLECT || !overlap(c->dst, e->dst_len, c->src, e->src_len))
         return ACLSHMEM_SUCCESS;
-    if ((c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE) && c->dst == c->src)
+    if ((c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE || c->kind == SHMEMI_COLL_REDUCE_LOCAL) &&
+        c->dst == c->src)
         return ACLSHMEM_SUCCESS;
     if (c->kind == SHMEMI_COLL_FCOLLECT && (const uint8_t *)c->src == (const uint8_t *)c->dst + t->my_idx * e->src_len)
         return ACLSHMEM_SUCCESS;
@@ -117,7 +118,8 @@ static int check_overlap(const char *api, const shmemi_team_t *t, const shmemi_c
                        "%s: dest [%p, +%zu) and source [%p, +%zu) overlap%s", api, c->dst, e->dst_len, c->src,
                        e->src_len,
                        c->kind == SHMEMI_COLL_FCOLLECT ? " (in place, source must be dest + my_pe * nelems)"
-                       : c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE
+                       : c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE ||
+                               c->kind == SHMEMI_COLL_REDUCE_LOCAL
                            ? " (they may be the same array, but not overlap otherwise)"
                            : "");
 }
@@ -153,13 +155,35 @@ static int check_exchange(const char *api, const shmemi_coll_t *c)
     return ACLSHMEM_SUCCESS;
 }
 
+static int is_reduction(shmemi_coll_kind_t kind)
+{
+    return kind == SHMEMI_COLL_REDUCE || kind == SHMEMI_COLL_REDUCESCATTER || kind == SHMEMI_COLL_REDUCE_LOCAL;
+}
+
+/* reduce_local: dest and source are local memory (present when there are bytes), work is
+ * symmetric and apart from both; the record names work as both sides (the other PEs read and
+ * write only work). */
+static int local_buffers(const char *api, shmemi_instance_t *inst, const shmemi_coll_t *c, size_t bytes,
+                         shmemi_coll_record_t *rec)
+{
+    if (bytes && (!c->dst || !c->src))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %s is NULL", api, c->dst ? "source" : "dest");
+    SHMEMI_TRY(symmetric(inst, api, "work", c->work, bytes, &rec->src_seg, &rec->src_off));
+    rec->dst_seg = rec->src_seg;
+    rec->dst_off = rec->src_off;
+    if (overlap(c->work, bytes, c->dst, bytes) || overlap(c->work, bytes, c->src, bytes))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: work [%p, +%zu) overlaps %s", api, c->work, bytes,
+                           overlap(c->work, bytes, c->dst, bytes) ? "dest" : "source");
+    return ACLSHMEM_SUCCESS;
+}
+
 static int check_kind(const char *api, const shmemi_team_t *t, const shmemi_coll_t *c)
 {
-    if (c->kind < SHMEMI_COLL_EXCHANGE || c->kind > SHMEMI_COLL_REDUCESCATTER)
+    if (c->kind < SHMEMI_COLL_EXCHANGE || c->kind > SHMEMI_COLL_REDUCE_LOCAL)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown collective %d", api, (int)c->kind);
     if ((unsigned)c->dtype >= SHMEMI_DT_COUNT)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown element type %d", api, (int)c->dtype);
-    int reduction = c->kind == SHMEMI_COLL_REDUCE || c->kind == SHMEMI_COLL_REDUCESCATTER;
+    int reduction = is_reduction(c->kind);
     if (reduction && !shmemi_reducer(c->dtype, c->op))
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: no %s reduction of %s", api, shmemi_redop_name(c->op),
                            shmemi_dtype_name(c->dtype));
@@ -178,7 +202,7 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     rec->dtype = (int32_t)c->dtype;
     rec->nelems = c->nelems;
     rec->dst_seg = rec->src_seg = -1;
-    if (c->kind == SHMEMI_COLL_REDUCE || c->kind == SHMEMI_COLL_REDUCESCATTER)
+    if (is_reduction(c->kind))
         rec->op = (int32_t)c->op;
     if (c->kind == SHMEMI_COLL_BROADCAST)
         rec->root = c->root;
@@ -201,8 +225,12 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     }
     extents_t e = {0, 0};
     SHMEMI_TRY(extents(api, t, c, &e));
-    SHMEMI_TRY(symmetric(inst, api, "dest", c->dst, e.dst_len, &rec->dst_seg, &rec->dst_off));
-    SHMEMI_TRY(symmetric(inst, api, "source", c->src, e.src_len, &rec->src_seg, &rec->src_off));
+    if (c->kind == SHMEMI_COLL_REDUCE_LOCAL) {
+        SHMEMI_TRY(local_buffers(api, inst, c, e.dst_len, rec));
+    } else {
+        SHMEMI_TRY(symmetric(inst, api, "dest", c->dst, e.dst_len, &rec->dst_seg, &rec->dst_off));
+        SHMEMI_TRY(symmetric(inst, api, "source", c->src, e.src_len, &rec->src_seg, &rec->src_off));
+    }
     SHMEMI_TRY(check_overlap(api, t, c, &e));
     if (shmemi_coll_small(c, t->size))
         shmemi_coll_small_stage(c, t, rec);
@@ -235,6 +263,8 @@ static int run_algorithm(const shmemi_coll_run_t *r)
         return shmemi_coll_reduce(r);
     case SHMEMI_COLL_REDUCESCATTER:
         return shmemi_coll_reducescatter(r);
+    case SHMEMI_COLL_REDUCE_LOCAL:
+        return shmemi_coll_reduce_local(r);
     default: /* the exchange: every member's bytes, in team order */
         for (int i = 0; r->c->nelems && i < r->t->size; i++)
             memcpy((uint8_t *)r->c->dst + (size_t)i * r->c->nelems, r->all[i].payload, r->c->nelems);

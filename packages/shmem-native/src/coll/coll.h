@@ -84,7 +84,8 @@ typedef enum {
     SHMEMI_COLL_ALLTOALL,
     SHMEMI_COLL_ALLTOALLS,
     SHMEMI_COLL_REDUCE,
-    SHMEMI_COLL_REDUCESCATTER
+    SHMEMI_COLL_REDUCESCATTER,
+    SHMEMI_COLL_REDUCE_LOCAL /* reduce of local dest and source through a symmetric work area */
 } shmemi_coll_kind_t;
 
 /* One call.  nelems counts elements of dtype: a member's contribution (collect: this
@@ -96,6 +97,7 @@ typedef struct {
     shmemi_redop_t op;               /* reductions */
     void *dst;
     const void *src;
+    void *work;                      /* reduce_local: symmetric scratch of nelems elements */
     size_t nelems;
     int root;                        /* broadcast: a team PE */
     ptrdiff_t dst_stride, src_stride; /* alltoalls, in elements */
@@ -115,6 +117,10 @@ int shmemi_coll(const char *api, aclshmem_team_t team, const shmemi_coll_t *c);
 /* The checks that c passes on this PE before it takes part (what shmemi_coll makes first):
  * for the on-stream forms, at the call.  ACLSHMEM_SUCCESS or the error (recorded). */
 int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c);
+
+/* The engine's type and operation of aclshmemx_reduce_local's, or -1 when out of range. */
+int shmemi_dtype_of_public(int type);
+int shmemi_redop_of_public(int op);
 
 /* The size of one element of dt, and the names used in messages. */
 size_t shmemi_dtype_size(shmemi_dtype_t dt);

@@ -69,6 +69,9 @@ static const char *describe(const shmemi_coll_record_t *r, char *buf, size_t len
     case SHMEMI_COLL_REDUCESCATTER:
         snprintf(buf, len, "a %s reduce-scatter of %llu %s per PE", op, n, type);
         break;
+    case SHMEMI_COLL_REDUCE_LOCAL:
+        snprintf(buf, len, "a %s reduction of %llu %s in local memory", op, n, type);
+        break;
     default:
         snprintf(buf, len, "no collective this library knows (kind %d)", (int)r->kind);
     }

@@ -20,7 +20,16 @@
  * result), the team meets, member l of each node reduces part l over the nodes' partials
  * (in node order) into a private buffer, the team meets again (nobody reads a partial any
  * more), and member l writes part l into its dest and its neighbours'; a barrier of the node
- * ends it.  Each byte crosses the network once per node and part, not once per PE. */
+ * ends it.  Each byte crosses the network once per node and part, not once per PE.
+ * reduce_local (dest and source local, work symmetric), on one node: PE i reduces chunk i, its
+ * own part read from its source and the others' from their work, into which each PE first
+ * copied the chunks that the others reduce; it stores the result in its dest and in chunk i
+ * of its own work (which nobody wrote), the team meets, and each PE copies the other chunks'
+ * results from their owners' work into its dest; a last barrier frees every work for reuse.
+ * Per PE that moves (n - 1) / n of the data in, the data once through the reduction and
+ * (n - 1) / n out, where copying it all into a symmetric buffer, reducing there and copying
+ * it all out moves it about three times.  Across nodes: the source is copied into work, the
+ * reduce above runs in place there (node by node where it applies), and work goes to dest. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,12 +48,13 @@ typedef struct {
 } pieces_t;
 
 /* What a reduction reads: members (NULL: the whole team in team order), their side, and
- * where element 0 is in it. */
+ * where element 0 is in it; own: this PE's input in its local memory instead (reduce_local). */
 typedef struct {
     const int *members;
     int count;
     shmemi_coll_side_t side;
     size_t base;
+    const uint8_t *own;
 } inputs_t;
 
 static int pieces_init(const shmemi_coll_run_t *r, pieces_t *p)
@@ -71,7 +81,7 @@ static int reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, const inp
     size_t off = in->base + at * r->esize;
     for (int k = 0; k < in->count; k++) {
         int i = in->members ? in->members[k] : k;
-        const void *data = shmemi_coll_peer(r, i, in->side, off);
+        const void *data = i == r->me && in->own ? in->own + at * r->esize : shmemi_coll_peer(r, i, in->side, off);
         if (!data) {
             SHMEMI_TRY(shmemi_coll_pull(r, i, in->side, off, p->fetch, count * r->esize));
             data = p->fetch;
@@ -85,9 +95,10 @@ static int reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, const inp
 }
 
 /* Elements [first, last) of the result, reduced over the inputs, stored from out (element
- * first) on; share: also written to every other member's dest at the same place. */
+ * first) on, and from copy on too unless it is NULL; share: also written to every other
+ * member's dest at the same place. */
 static int reduce_range(const shmemi_coll_run_t *r, const pieces_t *p, const inputs_t *in, size_t first,
-                        size_t last, uint8_t *out, int share)
+                        size_t last, uint8_t *out, uint8_t *copy, int share)
 {
     size_t es = r->esize;
     for (size_t at = first; at < last; at += p->piece) {
@@ -95,6 +106,8 @@ static int reduce_range(const shmemi_coll_run_t *r, const pieces_t *p, const inp
         uint8_t *to = out + (at - first) * es;
         SHMEMI_TRY(reduce_piece(r, p, in, at, count));
         p->red->store(to, p->acc, count);
+        if (copy)
+            memcpy(copy + (at - first) * es, to, count * es);
         for (int k = 1; share && k < r->t->size; k++)
             SHMEMI_TRY(shmemi_coll_push(r, (r->me + k) % r->t->size, SHMEMI_COLL_DST, at * es, to, count * es));
     }
@@ -112,8 +125,8 @@ static int reduce_small(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
     uint8_t *dst = r->c->dst;
     int in_place = (const void *)dst == r->c->src;
     uint8_t *out = in_place ? malloc(bytes) : dst;
-    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0};
-    int rc = out ? reduce_range(r, p, &all, 0, n, out, 0) : shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
+    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0, NULL};
+    int rc = out ? reduce_range(r, p, &all, 0, n, out, NULL, 0) : shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory");
     int sync_rc = shmemi_coll_sync(r);
     if (in_place && out) {
         if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS)
@@ -127,9 +140,9 @@ static int reduce_chunks(const shmemi_coll_run_t *r, const pieces_t *p, size_t n
 {
     size_t first, last;
     shmemi_coll_part(n, r->t->size, r->me, chunk_unit(r), &first, &last);
-    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0};
+    inputs_t all = {NULL, r->t->size, SHMEMI_COLL_SRC, 0, NULL};
     if (rc == ACLSHMEM_SUCCESS)
-        rc = reduce_range(r, p, &all, first, last, (uint8_t *)r->c->dst + first * r->esize, 1);
+        rc = reduce_range(r, p, &all, first, last, (uint8_t *)r->c->dst + first * r->esize, NULL, 1);
     int sync_rc = shmemi_coll_sync(r); /* (also when this PE failed: the others wait for it) */
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
 }
@@ -160,13 +173,13 @@ static int reduce_by_node(const shmemi_coll_run_t *r, const pieces_t *p, size_t 
         rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
     for (int h = 0; peers && h < topo->nodes; h++)
         peers[h] = shmemi_coll_group_member(topo, h, l);
-    inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0};
-    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0};
+    inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0, NULL};
+    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
     if (rc == ACLSHMEM_SUCCESS) /* the node's partial result of part l, in dest */
-        rc = reduce_range(r, p, &node, first, last, dst + first * es, 0);
+        rc = reduce_range(r, p, &node, first, last, dst + first * es, NULL, 0);
     int sync_rc = shmemi_coll_sync(r);
     if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) /* over the nodes' partials */
-        rc = reduce_range(r, p, &partials, first, last, part, 0);
+        rc = reduce_range(r, p, &partials, first, last, part, NULL, 0);
     int sync2_rc = shmemi_coll_sync(r); /* nobody reads a partial any more */
     for (int k = 0; rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && sync2_rc == ACLSHMEM_SUCCESS && k < q;
          k++)
@@ -206,10 +219,73 @@ int shmemi_coll_reducescatter(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
-    inputs_t block = {NULL, r->t->size, SHMEMI_COLL_SRC, (size_t)r->me * n * r->esize};
+    inputs_t block = {NULL, r->t->size, SHMEMI_COLL_SRC, (size_t)r->me * n * r->esize, NULL};
     if (rc == ACLSHMEM_SUCCESS)
-        rc = reduce_range(r, &p, &block, 0, n, r->c->dst, 0);
+        rc = reduce_range(r, &p, &block, 0, n, r->c->dst, NULL, 0);
     int sync_rc = shmemi_coll_sync(r);
     pieces_fini(&p);
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
+}
+
+/* reduce_local on one node (see the top of the file), after pieces_init (rc: its result). */
+static int reduce_local_node(const shmemi_coll_run_t *r, const pieces_t *p, size_t n, int rc)
+{
+    size_t es = r->esize, first, last;
+    const uint8_t *src = r->c->src;
+    uint8_t *dst = r->c->dst, *work = r->c->work;
+    int size = r->t->size;
+    for (int k = 0; k < size; k++) {
+        shmemi_coll_part(n, size, k, chunk_unit(r), &first, &last);
+        if (k != r->me && last > first)
+            memcpy(work + first * es, src + first * es, (last - first) * es);
+    }
+    int in_rc = shmemi_coll_sync(r); /* every work holds the chunks its owner does not reduce */
+    shmemi_coll_part(n, size, r->me, chunk_unit(r), &first, &last);
+    inputs_t all = {NULL, size, SHMEMI_COLL_SRC, 0, src};
+    if (rc == ACLSHMEM_SUCCESS && in_rc == ACLSHMEM_SUCCESS)
+        rc = reduce_range(r, p, &all, first, last, dst + first * es, work + first * es, 0);
+    int out_rc = shmemi_coll_sync(r); /* every chunk's result is in its owner's work */
+    for (int k = 0; rc == ACLSHMEM_SUCCESS && out_rc == ACLSHMEM_SUCCESS && k < size; k++) {
+        shmemi_coll_part(n, size, k, chunk_unit(r), &first, &last);
+        if (k != r->me && last > first)
+            rc = shmemi_coll_pull(r, k, SHMEMI_COLL_SRC, first * es, dst + first * es, (last - first) * es);
+    }
+    int end_rc = shmemi_coll_sync(r); /* nobody reads another's work any more */
+    int results[] = {rc, in_rc, out_rc, end_rc};
+    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
+        if (results[k] != ACLSHMEM_SUCCESS)
+            return results[k];
+    return ACLSHMEM_SUCCESS;
+}
+
+/* reduce_local across nodes: the reduce of work in place, between copies in and out. */
+static int reduce_local_in_work(const shmemi_coll_run_t *r, size_t n)
+{
+    size_t bytes = n * r->esize;
+    memcpy(r->c->work, r->c->src, bytes);
+    int in_rc = shmemi_coll_sync(r); /* no PE reads a work before its owner filled it */
+    shmemi_coll_t in_work = *r->c;
+    in_work.kind = SHMEMI_COLL_REDUCE;
+    in_work.dst = in_work.work;
+    in_work.src = in_work.work;
+    shmemi_coll_run_t inner = *r;
+    inner.c = &in_work;
+    int rc = shmemi_coll_reduce(&inner);
+    if (rc == ACLSHMEM_SUCCESS && in_rc == ACLSHMEM_SUCCESS)
+        memcpy(r->c->dst, r->c->work, bytes);
+    return in_rc != ACLSHMEM_SUCCESS ? in_rc : rc;
+}
+
+int shmemi_coll_reduce_local(const shmemi_coll_run_t *r)
+{
+    size_t n = r->c->nelems;
+    if (n == 0)
+        return ACLSHMEM_SUCCESS;
+    if (r->topo->nodes > 1)
+        return reduce_local_in_work(r, n);
+    pieces_t p = {0};
+    int rc = pieces_init(r, &p);
+    rc = reduce_local_node(r, &p, n, rc);
+    pieces_fini(&p);
+    return rc;
 }

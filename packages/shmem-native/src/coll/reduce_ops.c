@@ -7,6 +7,7 @@
  * only at -O3 by GCC 12); the few elements after the last block go one by one. */
 #include <string.h>
 
+#include "aclshmem/coll.h"
 #include "coll/coll.h"
 #include "core/fp16.h"
 
@@ -177,4 +178,27 @@ const char *shmemi_dtype_name(shmemi_dtype_t dt)
 const char *shmemi_redop_name(shmemi_redop_t op)
 {
     return (unsigned)op < SHMEMI_OP_COUNT ? op_names[op] : "(no operation)";
+}
+
+/* aclshmemx_reduce_local names types and operations by the public enums of aclshmem/coll.h. */
+static const int8_t public_dtypes[ACLSHMEMX_TYPE_COUNT] = {
+#define PUBLIC_ROW(NAME, TYPE) [ACLSHMEMX_TYPE_##NAME] = SHMEMI_DT_##NAME,
+    ACLSHMEM_REDUCE_ARITH_TYPES(PUBLIC_ROW)
+#undef PUBLIC_ROW
+};
+
+static const int8_t public_ops[ACLSHMEMX_OP_COUNT] = {
+    [ACLSHMEMX_OP_AND] = SHMEMI_OP_and, [ACLSHMEMX_OP_OR] = SHMEMI_OP_or,   [ACLSHMEMX_OP_XOR] = SHMEMI_OP_xor,
+    [ACLSHMEMX_OP_MIN] = SHMEMI_OP_min, [ACLSHMEMX_OP_MAX] = SHMEMI_OP_max, [ACLSHMEMX_OP_SUM] = SHMEMI_OP_sum,
+    [ACLSHMEMX_OP_PROD] = SHMEMI_OP_prod,
+};
+
+int shmemi_dtype_of_public(int type)
+{
+    return type >= 0 && type < ACLSHMEMX_TYPE_COUNT ? public_dtypes[type] : -1;
+}
+
+int shmemi_redop_of_public(int op)
+{
+    return op >= 0 && op < ACLSHMEMX_OP_COUNT ? public_ops[op] : -1;
 }

@@ -131,5 +131,6 @@ int shmemi_coll_alltoall(const shmemi_coll_run_t *r);
 int shmemi_coll_alltoalls(const shmemi_coll_run_t *r);
 int shmemi_coll_reduce(const shmemi_coll_run_t *r);
 int shmemi_coll_reducescatter(const shmemi_coll_run_t *r);
+int shmemi_coll_reduce_local(const shmemi_coll_run_t *r);
 
 #endif

@@ -38,6 +38,7 @@ static int fits(shmemi_coll_kind_t kind, shmemi_dtype_t dtype, uint64_t nelems, 
     case SHMEMI_COLL_FCOLLECT:
     case SHMEMI_COLL_ALLTOALL:
     case SHMEMI_COLL_REDUCE:
+    case SHMEMI_COLL_REDUCE_LOCAL:
     case SHMEMI_COLL_REDUCESCATTER:
         break;
     default: /* alltoalls (strided): the general way */
@@ -146,7 +147,7 @@ int shmemi_coll_small_run(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     case SHMEMI_COLL_REDUCESCATTER:
         return reduce_payloads(r, (size_t)r->me * len, len);
-    default: /* reduce */
+    default: /* reduce, reduce_local */
         return reduce_payloads(r, 0, len);
     }
 }

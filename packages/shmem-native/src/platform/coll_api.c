@@ -6,6 +6,7 @@
 #include "aclshmem/coll.h"
 
 #include "coll/coll.h"
+#include "core/error.h"
 #include "platform/platform.h"
 
 static int host_call(const char *api, aclshmem_team_t team, const shmemi_coll_t *call)
@@ -124,3 +125,21 @@ static int reduce(const char *api, shmemi_coll_kind_t kind, aclshmem_team_t team
 #define SHMEMI_REDUCE_ENTRY DEFINE_REDUCE
 SHMEMI_REDUCE_FAMILIES
 #undef SHMEMI_REDUCE_ENTRY
+
+int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work, size_t nreduce,
+                           aclshmemx_type_t type, aclshmemx_reduce_op_t op)
+{
+    static const char api[] = "aclshmemx_reduce_local";
+    int dt = shmemi_dtype_of_public((int)type), redop = shmemi_redop_of_public((int)op);
+    /* A bad type or operation is this PE's own error: it still takes part (refused), so that
+     * the team's other PEs fail instead of waiting for it. */
+    int refused = ACLSHMEM_SUCCESS;
+    if (dt < 0)
+        refused = shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown type %d (an aclshmemx_type_t)", api, (int)type);
+    else if (redop < 0)
+        refused = shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown operation %d (an aclshmemx_reduce_op_t)", api,
+                              (int)op);
+    return COLL_CALL(api, team, .kind = SHMEMI_COLL_REDUCE_LOCAL, .dtype = dt < 0 ? SHMEMI_DT_uint8 : dt,
+                     .op = redop < 0 ? SHMEMI_OP_sum : redop, .dst = dest, .src = source, .work = work,
+                     .nelems = nreduce, .refused = refused);
+}

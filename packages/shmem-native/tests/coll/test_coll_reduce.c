@@ -3,7 +3,7 @@
  * its tables (ACLSHMEM_REDUCE_*_TYPES), reduce and reduce-scatter, out of place and in
  * place, on the world team and on a strided sub-team, with counts from zero to sizes that
  * straddle the engine's pieces and its small/large switch, on streams; and the results are
- * the same bits on every PE.
+ * the same bits on every PE.  aclshmemx_reduce_local the same way, on local memory.
  *
  * Each PE's source holds small integers (1..9, complex ones with an imaginary part), so
  * every exact result is exact in every type up to 4 PEs (9^4 = 6561 is a float); integers
@@ -415,6 +415,139 @@ static int t_in_kernel(int me, int n)
     return 0;
 }
 
+/* ---- aclshmemx_reduce_local: local dest and source, symmetric work -------------------------- */
+
+/* The public enum value of a type name (ACLSHMEM_REDUCE_ARITH_TYPES names every type). */
+static aclshmemx_type_t public_type(const char *name)
+{
+#define TYPE_ROW(NAME, TYPE)                                                                       \
+    if (strcmp(name, #NAME) == 0)                                                                  \
+        return ACLSHMEMX_TYPE_##NAME;
+    ACLSHMEM_REDUCE_ARITH_TYPES(TYPE_ROW)
+#undef TYPE_ROW
+    return ACLSHMEMX_TYPE_COUNT;
+}
+
+static const aclshmemx_reduce_op_t public_ops[] = {ACLSHMEMX_OP_AND, ACLSHMEMX_OP_OR, ACLSHMEMX_OP_XOR,
+                                                   ACLSHMEMX_OP_MIN, ACLSHMEMX_OP_MAX, ACLSHMEMX_OP_SUM,
+                                                   ACLSHMEMX_OP_PROD};
+
+/* dst and src are this process's own memory (malloc), work symmetric; the source is left as
+ * it was (out of place) and nothing past count is written. */
+static void local_case(const combo_t *c, aclshmem_team_t team, uint8_t *work, size_t count, int in_place)
+{
+    int me = aclshmem_team_my_pe(team), n = aclshmem_team_n_pes(team);
+    uint8_t *src = malloc((count + 1) * c->size), *dst = malloc((count + 1) * c->size);
+    ASSERT(src && dst);
+    uint8_t *from = in_place ? dst : src;
+    memset(dst, 0xa5, (count + 1) * c->size);
+    fill_source(c, from, count, 0, me);
+    EXPECT_EQ(aclshmemx_reduce_local(team, dst, from, work, count, public_type(c->type), public_ops[c->op]),
+              ACLSHMEM_SUCCESS);
+    EXPECT_RESULT(c, n, dst, count, 0, in_place ? "reduce_local in place" : "reduce_local");
+    EXPECT_EQ(dst[count * c->size], 0xa5);
+    if (!in_place && count) { /* still this PE's own values */
+        uint8_t *again = malloc(count * c->size);
+        ASSERT_NOT_NULL(again);
+        fill_source(c, again, count, 0, me);
+        for (size_t i = 0; i < count; i++)
+            if (!same_element(c, again + i * c->size, src + i * c->size)) {
+                harness_report(__FILE__, __LINE__, "%s: source element %zu changed", c->type, i);
+                break;
+            }
+        free(again);
+    }
+    free(src);
+    free(dst);
+}
+
+static int t_local(int me, int n)
+{
+    (void)me, (void)n;
+    set_kinds();
+    uint8_t *work = alloc_source();
+    static const size_t some[] = {0, 1, 3, 17, 1025, 4099};
+    for (size_t c = 0; c < N_COMBOS; c++)
+        for (size_t k = 0; k < sizeof some / sizeof some[0]; k++)
+            local_case(&combos[c], ACLSHMEM_TEAM_WORLD, work, some[k], (int)((c + k) % 2));
+    aclshmem_barrier_all();
+    aclshmem_free(work);
+    return 0;
+}
+
+/* A sub-team (stride 2) and a count that leaves every chunk a rest, in several pieces. */
+static int t_local_subteam_large(int me, int n)
+{
+    (void)me;
+    size_t count = 100003;
+    float *work = aclshmem_malloc(count * sizeof(float));
+    ASSERT_NOT_NULL(work);
+    aclshmem_team_t t = ACLSHMEM_TEAM_WORLD;
+    if (n >= 3)
+        ASSERT_EQ(aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, &t), ACLSHMEM_SUCCESS);
+    if (t != ACLSHMEM_TEAM_INVALID) {
+        int tme = aclshmem_team_my_pe(t), tn = aclshmem_team_n_pes(t);
+        float *v = malloc(count * sizeof(float));
+        ASSERT_NOT_NULL(v);
+        for (size_t i = 0; i < count; i++)
+            v[i] = (float)(tme + 1) * (float)(i % 1000);
+        EXPECT_EQ(aclshmemx_reduce_local(t, v, v, work, count, ACLSHMEMX_TYPE_float, ACLSHMEMX_OP_SUM), 0);
+        for (size_t i = 0; i < count; i++)
+            if (v[i] != (float)(tn * (tn + 1) / 2) * (float)(i % 1000)) {
+                harness_report(__FILE__, __LINE__, "element %zu is %g", i, (double)v[i]);
+                break;
+            }
+        free(v);
+        if (t != ACLSHMEM_TEAM_WORLD)
+            aclshmem_team_destroy(t);
+    }
+    aclshmem_barrier_all();
+    aclshmem_free(work);
+    return 0;
+}
+
+/* Refused calls fail on every PE (PE 0's arguments are bad, the others' good), nothing is
+ * written, and the next call works. */
+static int t_local_refused(int me, int n)
+{
+    (void)n;
+    int32_t *work = aclshmem_malloc(64 * sizeof(int32_t)), *other = aclshmem_malloc(64 * sizeof(int32_t));
+    ASSERT(work && other);
+    int32_t src[64], dst[64], not_symmetric[64];
+    for (int i = 0; i < 64; i++)
+        src[i] = i;
+    struct {
+        const char *what;
+        void *dest, *work;
+        int type, op;
+    } bad[] = {
+        {"work not symmetric", dst, not_symmetric, ACLSHMEMX_TYPE_int32, ACLSHMEMX_OP_SUM},
+        {"unknown type", dst, work, ACLSHMEMX_TYPE_COUNT, ACLSHMEMX_OP_SUM},
+        {"unknown op", dst, work, ACLSHMEMX_TYPE_int32, 99},
+        {"and of float", dst, work, ACLSHMEMX_TYPE_float, ACLSHMEMX_OP_AND},
+        {"dest is work", work, work, ACLSHMEMX_TYPE_int32, ACLSHMEMX_OP_SUM},
+        {"NULL dest", NULL, work, ACLSHMEMX_TYPE_int32, ACLSHMEMX_OP_SUM},
+        {"another op on PE 0", dst, work, ACLSHMEMX_TYPE_int32, ACLSHMEMX_OP_MAX},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        memset(dst, 0x5a, sizeof dst);
+        int rc = me == 0 ? aclshmemx_reduce_local(ACLSHMEM_TEAM_WORLD, bad[b].dest, src, bad[b].work, 64,
+                                                  (aclshmemx_type_t)bad[b].type, (aclshmemx_reduce_op_t)bad[b].op)
+                         : aclshmemx_reduce_local(ACLSHMEM_TEAM_WORLD, dst, src, other, 64, ACLSHMEMX_TYPE_int32,
+                                                  ACLSHMEMX_OP_SUM);
+        HARNESS_CHECK_(rc == ACLSHMEM_INVALID_PARAM, 0, "%s: rc %d", bad[b].what, rc);
+        HARNESS_CHECK_(strlen(aclshmemx_get_last_error()) > 0, 0, "%s: no message", bad[b].what);
+        EXPECT_EQ(dst[0], 0x5a5a5a5a);
+    }
+    EXPECT_EQ(aclshmemx_reduce_local(ACLSHMEM_TEAM_WORLD, dst, src, work, 64, ACLSHMEMX_TYPE_int32, ACLSHMEMX_OP_MAX),
+              ACLSHMEM_SUCCESS);
+    EXPECT_EQ(dst[63], 63);
+    aclshmem_barrier_all();
+    aclshmem_free(other);
+    aclshmem_free(work);
+    return 0;
+}
+
 static const harness_case cases[] = {
     {"every_combo", t_every_combo, {0}, {1, 2, 3, 4}},
     {"counts", t_counts, {0}, {2, 3, 4}},
@@ -422,6 +555,9 @@ static const harness_case cases[] = {
     {"same_bits", t_same_bits, {0}, {2, 3, 4}},
     {"on_stream", t_on_stream, {0}, {2, 3}},
     {"in_kernel", t_in_kernel, {0}, {2, 4}},
+    {"local", t_local, {0}, {1, 2, 3, 4}},
+    {"local_subteam_large", t_local_subteam_large, {0}, {2, 3, 4}},
+    {"local_refused", t_local_refused, {0}, {2, 3}},
 };
 
 int main(int argc, char **argv)
