@@ -55,8 +55,10 @@ PACKAGES = {
     ]),
     "shmem_tools": ("packages/shmem-tools/src", [
         ("helpers", ["_table", "_timing", "_progress", "_baselines", "_plot", "_bench_common"]),
-        ("installation and launching", ["_install", "_launch", "_netns"]),
-        ("benchmark parts", ["_perf_pe", "_py_bench", "_dist_bench", "_internode", "_scale"]),
+        ("installation", ["_install.installation", "_install.compat", "_install.runtime"]),
+        ("the plug-in as the library describes it", ["_install.plugin"]),
+        ("installation facts, and launching", ["_install", "_launch", "_netns"]),
+        ("benchmark parts", ["_perf_pe", "_py_bench", "_dist_bench", "_dist_nodes", "_internode", "_scale"]),
         ("commands", ["config", "checks", "diagnose", "prof", "_selftest", "perf"]),
         ("package", [""]),
     ]),

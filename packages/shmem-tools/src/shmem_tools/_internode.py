@@ -295,7 +295,7 @@ def make_plan(bw_sizes, quick=False, rounds=None):
     return {"points": points, "rounds": rounds or (1 if quick else 3), "max_size": max(bw_sizes + [8])}
 
 
-def _ucx_env(base=None):
+def ucx_env(base=None):
     env = dict(base if base is not None else os.environ)
     # TCP over the veth pair: without this UCX would see one kernel and take shared memory.
     env["UCX_TLS"] = os.environ.get("UCX_TLS", "tcp")
@@ -324,7 +324,7 @@ def _parse_perftest(text):
 def run_ucx_perftest(pair, exe, point, port, timeout, extra=()):
     kind, size, iters, warm = point
     test = "ucp_put_lat" if kind == "lat" else "ucp_put_bw"
-    env = _ucx_env()
+    env = ucx_env()
     server = pair.popen(0, [exe, "-p", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True)
     try:
@@ -367,7 +367,7 @@ class ShmemPEs:
 
     def __init__(self, pair, exe, max_size, timeout):
         self.timeout = timeout
-        env = _ucx_env()
+        env = ucx_env()
         env["SHMEM_JOB_SECRET"] = secrets.token_hex(32)
         for key in ("SHMEM_RUN_UID", "SHMEM_RUN_PE", "SHMEM_RUN_NPES"):
             env.pop(key, None)
@@ -536,7 +536,7 @@ def run(plan, ucx_perftest, timeout, progress=None, pin=True):
             finally:
                 pes.close()
     ucx_version = (plugin.get("name") or "UCX").replace("UCX ", "")
-    env = _ucx_env()
+    env = ucx_env()
     return {"best": best, "measurements": rounds, "library": runtime.get("name"), "library_file": lib,
             "plugin": plugin["path"], "ucx": ucx_version, "cpus": cpus,
             "env": {k: env[k] for k in ("UCX_TLS", "UCX_NET_DEVICES")}}

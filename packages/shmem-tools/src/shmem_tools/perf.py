@@ -40,6 +40,11 @@ shmem-torch; without them it is skipped with a note.
 same processes (``dist.all_reduce`` 4 KiB to 64 MiB on ordinary tensors, and a DDP training
 step), on 2 and 4 ranks (or ``--pes``); see ``shmem_tools._dist_bench``.
 
+``--dist --nodes 2`` (as root) runs the same comparison across two nodes: the ranks in the two
+network namespaces of ``--nodes 2`` (1 and 2 per node), ``dist.all_reduce`` (ordinary and
+symmetric tensors) and ``dist.broadcast`` at 64 KiB to 8 MiB, gloo over the same veth pair;
+see ``shmem_tools._dist_nodes``.
+
 ``--python`` is a mode of its own: what the Python layers add to a call (``shmem._pyshmem``
 and ``shmem.core.put``/``get`` against the bare cffi call of the same C function, one PE,
 in one process) and the time of ``import shmem.core`` plus its first call, against issue
@@ -468,7 +473,7 @@ def _parser():
                         "in the same run: 8-byte put latency and put bandwidth, ratio ours / ucx_perftest")
     n.add_argument("--rounds", type=int, default=None,
                    help="with --nodes or --scale: rounds of the two tools taking turns; --nodes keeps each one's "
-                        "best, --scale the median (default 3; 1 with --quick)")
+                        "best, --scale and --dist --nodes 2 the median (default 3, 5 with --dist; 1 with --quick)")
     n.add_argument("--ucx-perftest", metavar="PATH", default=None,
                    help="with --nodes: the ucx_perftest to compare with (default: the one on PATH)")
     s = p.add_argument_group("PE counts (--scale)")
@@ -482,7 +487,9 @@ def _parser():
                         "what TLS costs init")
     p.add_argument("--dist", action="store_true",
                    help="measure the torch.distributed backend \"shmem\" against gloo instead: dist.all_reduce "
-                        "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench")
+                        "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench. "
+                        "With --nodes 2 (as root): across two network namespaces, --pes ranks per node (default "
+                        "1 and 2), all_reduce and broadcast 64K-8M; see shmem_tools._dist_nodes")
     p.add_argument("--python", action="store_true",
                    help="measure the Python hot path instead: _pyshmem and shmem.core put/get against the bare cffi "
                         "call, and import + first call time (1 PE, this process); --rounds, --quick, --json apply; "
@@ -507,6 +514,22 @@ def main_dist(ns):
     return _dist_bench.main(argv)
 
 
+def main_dist_nodes(ns, parser):
+    """``shmem-perf --dist --nodes 2``: see shmem_tools._dist_nodes."""
+    from . import _dist_nodes
+
+    if ns.nodes != 2:
+        parser.error("--nodes: only 2 is supported (the ranks of two nodes)")
+    argv = ["--ppn", str(ns.pes)] if ns.pes else []
+    if ns.quick:
+        argv.append("--quick")
+    for flag, value in (("--min-size", ns.min_size), ("--max-size", ns.max_size), ("--rounds", ns.rounds),
+                        ("--json", ns.json)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return _dist_nodes.main(argv + ["--timeout", str(ns.timeout)])
+
+
 def main_python(ns):
     """``shmem-perf --python``: see shmem_tools._py_bench."""
     from . import _py_bench
@@ -524,6 +547,8 @@ def main(argv=None):
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if ns.nodes is not None and ns.scale is not None:
         parser.error("--nodes and --scale are modes of their own: choose one")
+    if ns.dist and ns.nodes is not None:
+        return main_dist_nodes(ns, parser)
     if ns.nodes is not None:
         return main_nodes(ns, parser)
     if ns.scale is not None:
