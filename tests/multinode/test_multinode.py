@@ -239,17 +239,23 @@ def test_multinode(build, namespaces, tmp_path, case, layout):
     check_passed(job, expected_rc, plugin_note(libdir))
 
 
-def test_no_plugin_on_one_node(build, namespaces, tmp_path):
-    """Node 1 is pointed at a plug-in that does not exist: no PE may start a job that half
-    of it cannot reach; each one fails init with an error that says UCX is the problem."""
+@pytest.mark.parametrize("plugin, reason", [
+    ("/nonexistent/libaclshmem_ucx.so", "/nonexistent/libaclshmem_ucx.so"),
+    ("none", "disabled by SHMEM_UCX_PLUGIN=none"),
+])
+def test_no_plugin_on_one_node(build, namespaces, tmp_path, plugin, reason):
+    """Node 1 is pointed at a plug-in that does not exist, or disables it: no PE may start a
+    job that half of it cannot reach; each one fails init with an error that says UCX is
+    the problem, and node 1's PEs (2 and 3) say why."""
     exe, libdir = build
-    job, _ = run_on_nodes(exe, libdir, "init", 2, 2, tmp_path,
-                          node_env={1: {"SHMEM_UCX_PLUGIN": "/nonexistent/libaclshmem_ucx.so"}})
+    job, _ = run_on_nodes(exe, libdir, "init", 2, 2, tmp_path, node_env={1: {"SHMEM_UCX_PLUGIN": plugin}})
     bad = []
     for pe in range(job.n_pes):
         init_fail = [line for line in job.outputs[pe].splitlines()
                      if line.startswith(f"FAIL PE {pe} [init]: init")]
         if job.rcs[pe] != 3 or not init_fail or "ucx" not in init_fail[0].lower():
+            bad.append(pe)
+        elif pe >= 2 and reason not in init_fail[0]:
             bad.append(pe)
     if bad or job.timed_out:
         pytest.fail(job.report(f"PE(s) {bad} did not fail init with an error naming UCX "

@@ -1,5 +1,7 @@
 """Checks of shmem._pyshmem run as one 4-PE job (see test_pyshmem.py)."""
 
+import os
+
 import numpy as np
 
 from harness import Checks, raises
@@ -55,6 +57,20 @@ def identity_and_info():
     raises(TypeError, P.aclshmemx_instance_ctx_set, True)
     raises(ValueError, P.aclshmemx_finalize, -1)
     raises(TypeError, P.aclshmemx_finalize, 0.0)
+
+
+@checks
+def describe_after_init():
+    me, n, _, _ = ring()
+    d = P.aclshmemx_describe(load=False)
+    assert d["initialized"] is True and d["my_pe"] == me and d["n_pes"] == n
+    assert d["transports_in_use"] == ["shm"]  # one node: the plug-in is never needed
+    assert d["ucx_plugin"]["status"] in ("not_loaded_yet", "disabled"), d["ucx_plugin"]
+    assert d["version"] == P.aclshmem_info_get_name().split("v")[-1]
+    loaded = _native.library_path()  # a path, or the soname the system loader found
+    assert os.path.basename(d["library_path"]).startswith("libaclshmem.so"), d["library_path"]
+    if os.path.isabs(loaded):
+        assert os.path.samefile(d["library_path"], loaded), (d["library_path"], loaded)
 
 
 @checks

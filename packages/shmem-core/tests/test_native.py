@@ -219,6 +219,10 @@ def test_structure_layouts_agree_with_the_c_compiler(tmp_path):
         "aclshmem_handle_t": ["team_id"],
         "aclshmem_instance_ctx": ["id", "instance"],
         "aclshmem_prof_pe_t": ["pe_id", "block_prof"],
+        "aclshmemx_description_t": ["size", "version", "library_path", "initialized", "my_pe", "n_pes",
+                                    "transports_available", "transports_in_use", "ucx"],
+        "aclshmemx_plugin_info_t": ["status", "from_env", "abi", "expected_abi", "path", "name", "version",
+                                    "reason", "data_plane_error", "data_plane"],
     }
     lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "aclshmem.h"', "int main(void) {"]
     expected = []

@@ -491,6 +491,37 @@ typedef struct {
     int32_t pe_id;
     aclshmem_prof_block_t block_prof[64];
 } aclshmem_prof_pe_t;
+
+typedef enum { ACLSHMEMX_TRANSPORT_SHM = 1 << 0, ACLSHMEMX_TRANSPORT_UCX = 1 << 1 } aclshmemx_transport_kind_t;
+typedef enum { ACLSHMEMX_DESCRIBE_NO_LOAD = 1 << 0 } aclshmemx_describe_flags_t;
+typedef enum {
+    ACLSHMEMX_PLUGIN_LOADED = 0, ACLSHMEMX_PLUGIN_NOT_LOADED_YET = 1, ACLSHMEMX_PLUGIN_DISABLED = 2,
+    ACLSHMEMX_PLUGIN_NOT_FOUND = 3, ACLSHMEMX_PLUGIN_LOAD_FAILED = 4, ACLSHMEMX_PLUGIN_NOT_A_PLUGIN = 5,
+    ACLSHMEMX_PLUGIN_MISMATCH = 6
+} aclshmemx_plugin_status_t;
+typedef struct {
+    aclshmemx_plugin_status_t status;
+    int from_env;
+    int abi;
+    int expected_abi;
+    const char *path;
+    const char *name;
+    const char *version;
+    const char *reason;
+    int data_plane_error;
+    char data_plane[256];
+} aclshmemx_plugin_info_t;
+typedef struct {
+    size_t size;
+    const char *version;
+    const char *library_path;
+    int initialized;
+    int my_pe;
+    int n_pes;
+    uint32_t transports_available;
+    uint32_t transports_in_use;
+    aclshmemx_plugin_info_t ucx;
+} aclshmemx_description_t;
 """
 
 _CDEF_FUNCTIONS = """
@@ -505,6 +536,7 @@ int aclshmem_finalize(void);
 int aclshmemx_finalize(uint64_t instance_id);
 void aclshmem_info_get_version(int *major, int *minor);
 void aclshmem_info_get_name(char *name);
+int aclshmemx_describe(aclshmemx_description_t *desc, uint32_t flags);
 void aclshmem_global_exit(int status);
 int32_t aclshmemx_set_conf_store_tls(bool enable, const char *tls_info, const uint32_t tls_info_len);
 int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tls_pk_len,

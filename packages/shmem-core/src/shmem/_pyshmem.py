@@ -811,6 +811,55 @@ def aclshmem_info_get_name():
     return ffi.string(buf).decode("utf-8", "replace")
 
 
+def _enum_names(ffi, ctype, prefix):
+    """{value: "name"} of a C enum, its prefix dropped and lower-cased (C is the one source)."""
+    return {v: n[len(prefix):].lower() for v, n in ffi.typeof(ctype).elements.items()}
+
+
+def _c_text(ffi, p):
+    return None if p == ffi.NULL else ffi.string(p).decode("utf-8", "replace")
+
+
+def aclshmemx_describe(load=True):
+    """The library's account of itself (``aclshmemx_describe``), as a dict: ``version``,
+    ``library_path``, ``initialized``, ``my_pe`` and ``n_pes`` (-1 before init),
+    ``transports_available`` and ``transports_in_use`` (lists of "shm", "ucx") and
+    ``ucx_plugin``: ``status`` ("loaded", "not_loaded_yet", "disabled", "not_found",
+    "load_failed", "not_a_plugin", "mismatch"), ``from_env``, ``path``, ``name``,
+    ``version``, ``abi``, ``expected_abi``, ``reason``, ``data_plane`` and
+    ``data_plane_error``.  ``load=False`` leaves a plug-in that no job has needed unloaded.
+    Raises AclshmemError when the library refuses the call."""
+    ffi, lib = _native.load()
+    d = ffi.new("aclshmemx_description_t *")
+    d.size = ffi.sizeof("aclshmemx_description_t")
+    rc = lib.aclshmemx_describe(d, 0 if load else lib.ACLSHMEMX_DESCRIBE_NO_LOAD)
+    if rc != ACLSHMEM_SUCCESS:
+        raise _AclshmemError(f"aclshmemx_describe failed: {_error_text(rc)}", rc)
+    kinds = _enum_names(ffi, "aclshmemx_transport_kind_t", "ACLSHMEMX_TRANSPORT_")
+    u = d.ucx
+    return {
+        "version": _c_text(ffi, d.version),
+        "library_path": _c_text(ffi, d.library_path),
+        "initialized": bool(d.initialized),
+        "my_pe": d.my_pe,
+        "n_pes": d.n_pes,
+        "transports_available": [n for bit, n in sorted(kinds.items()) if d.transports_available & bit],
+        "transports_in_use": [n for bit, n in sorted(kinds.items()) if d.transports_in_use & bit],
+        "ucx_plugin": {
+            "status": _enum_names(ffi, "aclshmemx_plugin_status_t", "ACLSHMEMX_PLUGIN_")[u.status],
+            "from_env": bool(u.from_env),
+            "path": _c_text(ffi, u.path),
+            "name": _c_text(ffi, u.name),
+            "version": _c_text(ffi, u.version),
+            "abi": u.abi or None,
+            "expected_abi": u.expected_abi,
+            "reason": _c_text(ffi, u.reason),
+            "data_plane": ffi.string(u.data_plane).decode("utf-8", "replace"),
+            "data_plane_error": bool(u.data_plane_error),
+        },
+    }
+
+
 def aclshmem_global_exit(status):
     """Ends every PE of the job with exit status ``status``."""
     _native.lib.aclshmem_global_exit(_int(status, "status"))

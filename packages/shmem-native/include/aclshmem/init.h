@@ -39,6 +39,16 @@ ACLSHMEM_HOST_API void aclshmem_info_get_version(int *major, int *minor);
 /** Writes "ACLSHMEM vX.Y.Z" (at most ACLSHMEM_MAX_NAME_LEN bytes with the NUL). */
 ACLSHMEM_HOST_API void aclshmem_info_get_name(char *name);
 
+/** Describes the library in desc: its version and file, the transports the active instance
+ *  uses (before init: those a job would use) and the UCX plug-in: its path, version and
+ *  ABI, and why it is not loaded (not found, the loader's error, another build, disabled
+ *  by SHMEM_UCX_PLUGIN=none).  Set desc->size first (see aclshmemx_description_t).  flags:
+ *  0, or ACLSHMEMX_DESCRIBE_NO_LOAD to leave a plug-in that no job has needed yet unloaded
+ *  (status ACLSHMEMX_PLUGIN_NOT_LOADED_YET); otherwise the plug-in is loaded once, as a
+ *  multi-node job would.  Returns ACLSHMEM_SUCCESS, or ACLSHMEM_INVALID_PARAM for a NULL
+ *  desc, a size below the first version's or an unknown flag.  Callable at any time. */
+ACLSHMEM_HOST_API int aclshmemx_describe(aclshmemx_description_t *desc, uint32_t flags);
+
 /** Ends every PE of the job with status. */
 ACLSHMEM_HOST_API void aclshmem_global_exit(int status);
 

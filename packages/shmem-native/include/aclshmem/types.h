@@ -203,6 +203,66 @@ typedef struct {
     aclshmem_prof_block_t block_prof[ACLSHMEM_CYCLE_PROF_MAX_BLOCK];
 } aclshmem_prof_pe_t;
 
+/* ---- the library's description (aclshmemx_describe) --------------------- */
+/* The transports a PE reaches other PEs through, as bits of a mask. */
+typedef enum {
+    ACLSHMEMX_TRANSPORT_SHM = 1 << 0, /* shared memory: the PEs of this node (and itself) */
+    ACLSHMEMX_TRANSPORT_UCX = 1 << 1  /* the UCX plug-in (libaclshmem_ucx.so): PEs on other nodes */
+} aclshmemx_transport_kind_t;
+
+/* Flags of aclshmemx_describe. */
+typedef enum {
+    ACLSHMEMX_DESCRIBE_NO_LOAD = 1 << 0 /* do not load the UCX plug-in only to describe it */
+} aclshmemx_describe_flags_t;
+
+/* Whether the UCX plug-in is loaded, and if not, why. */
+typedef enum {
+    ACLSHMEMX_PLUGIN_LOADED = 0,       /* loaded and of this library's build: usable */
+    ACLSHMEMX_PLUGIN_NOT_LOADED_YET = 1, /* not looked for yet (ACLSHMEMX_DESCRIBE_NO_LOAD) */
+    ACLSHMEMX_PLUGIN_DISABLED = 2,     /* SHMEM_UCX_PLUGIN=none */
+    ACLSHMEMX_PLUGIN_NOT_FOUND = 3,    /* no file at path */
+    ACLSHMEMX_PLUGIN_LOAD_FAILED = 4,  /* the dynamic loader refused it: reason is its error */
+    ACLSHMEMX_PLUGIN_NOT_A_PLUGIN = 5, /* it loads but has no plug-in entry */
+    ACLSHMEMX_PLUGIN_MISMATCH = 6      /* built for another libaclshmem version or plug-in ABI */
+} aclshmemx_plugin_status_t;
+
+/* The UCX plug-in, as libaclshmem sees it.  The strings live as long as the process.
+ * name, version and abi are what the plug-in says of itself (also one of another build).
+ * data_plane: the data plane this environment selects ("am (UCX_TLS=tcp ...); socket
+ * filter on") once the plug-in is loaded, or why the environment is invalid. */
+typedef struct {
+    aclshmemx_plugin_status_t status;
+    int from_env;         /* 1: path is SHMEM_UCX_PLUGIN's; 0: the file beside libaclshmem */
+    int abi;              /* the plug-in's ABI (0: unknown) */
+    int expected_abi;     /* the plug-in ABI this library loads */
+    const char *path;     /* the file it loads or would load ("" when disabled) */
+    const char *name;     /* "UCX 1.13.1" (NULL when the file has no plug-in entry) */
+    const char *version;  /* the libaclshmem version it was built for (NULL: unknown) */
+    const char *reason;   /* why it is not loaded ("" when it is) */
+    int data_plane_error; /* 1: data_plane says why this environment is invalid */
+    char data_plane[256]; /* "" until the plug-in is loaded */
+} aclshmemx_plugin_info_t;
+
+/* What aclshmemx_describe fills.  Set size to sizeof(aclshmemx_description_t) first (or
+ * start from ACLSHMEMX_DESCRIPTION_INITIALIZER): later versions of the library append
+ * fields and fill only the first size bytes, and write back how many they filled.
+ * transports_available: the aclshmemx_transport_kind_t bits a job would use (shm, and UCX
+ * for PEs on other nodes when the plug-in loads); transports_in_use: the active
+ * instance's. */
+typedef struct {
+    size_t size;                   /* in: the caller's sizeof; out: the bytes filled */
+    const char *version;           /* this library's version, "1.1.1" */
+    const char *library_path;      /* this library's file as the dynamic loader names it */
+    int initialized;               /* 1: an instance is active and transports_in_use is its */
+    int my_pe;                     /* the active instance's PE (-1 before init) */
+    int n_pes;                     /* its PE count (-1 before init) */
+    uint32_t transports_available; /* what a job would use */
+    uint32_t transports_in_use;    /* what the active instance uses (0 before init) */
+    aclshmemx_plugin_info_t ucx;   /* the UCX plug-in */
+} aclshmemx_description_t;
+
+#define ACLSHMEMX_DESCRIPTION_INITIALIZER { .size = sizeof(aclshmemx_description_t) }
+
 /* ---- type tables for the generated families ----------------------------- */
 /* X(NAME, TYPE): the element types of the typed RMA families. */
 #define ACLSHMEM_RMA_TYPES(X)                                                                  \

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aclshmem/types.h"
 #include "core/instance.h"
 #include "transport/transport.h"
 
@@ -23,6 +24,8 @@
  * names another path. */
 #define SHMEMI_UCX_PLUGIN_FILE "libaclshmem_ucx.so"
 #define SHMEMI_UCX_PLUGIN_ENV "SHMEM_UCX_PLUGIN"
+/* SHMEM_UCX_PLUGIN=none: never load it (a job with PEs on other nodes then fails at init). */
+#define SHMEMI_UCX_PLUGIN_DISABLED "none"
 
 /* What libaclshmem lends a plug-in. */
 typedef struct {
@@ -75,15 +78,23 @@ typedef struct shmemi_plugin {
 /* The symbol every plug-in exports: returns its description. */
 #define SHMEMI_PLUGIN_ENTRY "shmemi_transport_plugin"
 typedef const shmemi_plugin_t *(*shmemi_plugin_entry_fn)(void);
-/* The UCX plug-in also exports, for diagnostics only (shmem-config reads it; libaclshmem
- * does not): int shmemi_ucx_data_plane(char *out, size_t len), the data plane this
+/* The UCX plug-in also exports, for diagnostics only (aclshmemx_describe reports it, which
+ * shmem-config shows): int shmemi_ucx_data_plane(char *out, size_t len), the data plane this
  * process's environment selects, as one line (0), or why the environment is invalid (-1). */
 #define SHMEMI_UCX_DATA_PLANE_FN "shmemi_ucx_data_plane"
+typedef int (*shmemi_ucx_data_plane_fn)(char *out, size_t len);
 
 /* libaclshmem's services, handed to start. */
 extern const shmemi_plugin_host_t shmemi_plugin_host;
 
 /* Loads the UCX plug-in once per process: the plug-in, or NULL with the reason in why. */
 const shmemi_plugin_t *shmemi_plugin_load_ucx(char *why, size_t why_len);
+
+/* The UCX plug-in for aclshmemx_describe: what the one load found (load: doing it now if
+ * no job has yet), else that it is not loaded yet. */
+void shmemi_plugin_describe_ucx(aclshmemx_plugin_info_t *out, int load);
+
+/* libaclshmem's own file, as the dynamic loader names it (plug-ins are looked for beside it). */
+const char *shmemi_plugin_library_path(void);
 
 #endif

@@ -116,3 +116,10 @@ void shmemi_transport_fini(shmemi_instance_t *inst)
     free(inst->transport);
     inst->transport = NULL;
 }
+
+uint32_t shmemi_transport_kinds(const shmemi_instance_t *inst)
+{
+    if (!inst->transport)
+        return 0;
+    return ACLSHMEMX_TRANSPORT_SHM | (inst->plugin ? ACLSHMEMX_TRANSPORT_UCX : 0);
+}

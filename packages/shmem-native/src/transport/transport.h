@@ -91,5 +91,7 @@ int shmemi_transport_channel_open(struct shmemi_instance *inst, shmemi_channel_t
 void shmemi_transport_channel_close(struct shmemi_instance *inst, shmemi_channel_t *ch);
 /* Ends what select started (not collective). */
 void shmemi_transport_fini(struct shmemi_instance *inst);
+/* The aclshmemx_transport_kind_t bits inst uses (0 before select). */
+uint32_t shmemi_transport_kinds(const struct shmemi_instance *inst);
 
 #endif

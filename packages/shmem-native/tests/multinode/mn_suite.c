@@ -1183,6 +1183,16 @@ static void check_layout(int one_node)
               q, same ? "NULL" : "not NULL", q, same ? "on my" : "on another");
     }
     aclshmem_free(p);
+    /* The library's own account: UCX in use exactly when the job spans nodes. */
+    aclshmemx_description_t d = ACLSHMEMX_DESCRIPTION_INITIALIZER;
+    CHECK(aclshmemx_describe(&d, ACLSHMEMX_DESCRIBE_NO_LOAD) == ACLSHMEM_SUCCESS, "describe: %s",
+          aclshmemx_get_last_error());
+    uint32_t want = ACLSHMEMX_TRANSPORT_SHM | (one_node ? 0u : (uint32_t)ACLSHMEMX_TRANSPORT_UCX);
+    CHECK(d.initialized && d.my_pe == me && d.n_pes == n && d.transports_in_use == want,
+          "describe: initialized %d, PE %d of %d, transports in use 0x%x (expected 0x%x)", d.initialized,
+          d.my_pe, d.n_pes, d.transports_in_use, want);
+    CHECK(one_node || (d.ucx.status == ACLSHMEMX_PLUGIN_LOADED && d.ucx.name),
+          "describe: the UCX plug-in's status is %d (%s)", (int)d.ucx.status, d.ucx.reason);
 }
 
 static const char *setting(int argc, char **argv, const char *key, const char *env)
