@@ -91,6 +91,10 @@ _RMA_DOCS = {
     "aclshmemx_team_exchange": (
         "Collective: every PE of ``team`` contributes ``size`` bytes (at most 128) from ``mine``;\n"
         "    ``all`` gets every member's, in team order.  Returns 0 or an error code."),
+    "aclshmemx_reduce_local": (
+        "Collective: ``dest`` on every PE gets the ``op`` of every PE's ``source`` (``nreduce``\n"
+        "    elements of ``dtype``), both local memory; ``work`` is symmetric scratch of the same size.\n"
+        "    ``dtype`` and ``op`` are values of ``LOCAL_REDUCE_TYPES`` and ``LOCAL_REDUCE_OPS``."),
     "aclshmem_broadcastmem": "Collective: ``nelems`` bytes of ``source`` on team PE ``pe_root`` to ``dest`` on every PE.",
     "aclshmem_collectmem": "Collective: each PE's ``nelems`` bytes (counts may differ) to every ``dest``, in team order.",
     "aclshmem_fcollectmem": "Collective: each PE's ``nelems`` bytes to every ``dest``, in team order.",

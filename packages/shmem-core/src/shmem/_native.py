@@ -107,6 +107,8 @@ RMA_SIZES = (8, 16, 32, 64, 128)
 #: the table of its types (ACLSHMEM_REDUCE_*_TYPES): see shmem._native_coll.
 COLL_TYPES = _coll.COLL_TYPES
 REDUCE_OPS = _coll.REDUCE_OPS
+LOCAL_REDUCE_TYPES = _coll.LOCAL_REDUCE_TYPES
+LOCAL_REDUCE_OPS = _coll.LOCAL_REDUCE_OPS
 
 # ---------------------------------------------------------------------------
 # Family templates.  Each entry: (function name, return type, parameters), where a

@@ -87,7 +87,15 @@ def _reduce_templates(op):
 #: (templates, table, kind) entries for shmem._native.FAMILIES.
 FAMILIES = ((_COLL, COLL_TYPES, "type"),) + tuple((_reduce_templates(op), table, "type") for op, table in REDUCE_OPS)
 
-#: The calls without an element type: aclshmemx_team_exchange and the *mem forms.
+#: aclshmemx_reduce_local's element types and operations by value (aclshmemx_type_t is
+#: ACLSHMEM_REDUCE_ARITH_TYPES in order; aclshmemx_reduce_op_t and, or, xor, min, max, sum, prod).
+LOCAL_REDUCE_TYPES = {name: value for value, (name, _) in enumerate(REDUCE_ARITH_TYPES)}
+LOCAL_REDUCE_OPS = {name: value for value, name in enumerate(("and", "or", "xor", "min", "max", "sum", "prod"))}
+
+#: The calls without an element type: aclshmemx_team_exchange, aclshmemx_reduce_local (its
+#: enums as int) and the *mem forms.
 CALLS = (
     ("aclshmemx_team_exchange", "int", (_TEAM, ("const void *", "mine"), ("size_t", "size"), ("void *", "all"))),
+    ("aclshmemx_reduce_local", "int", (_TEAM, ("void *", "dest"), ("const void *", "source"), ("void *", "work"),
+                                        ("size_t", "nreduce"), ("int", "dtype"), ("int", "op"))),
 ) + _with_stream_forms(tuple(_mem_form(call) for call in _MOVES))

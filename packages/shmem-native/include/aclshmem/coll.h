@@ -157,16 +157,17 @@ typedef enum {
     ACLSHMEMX_OP_COUNT
 } aclshmemx_reduce_op_t;
 
-/** Collective: dest (nreduce elements of type) on every PE of team gets the element-wise op
+/** Collective: dest (nreduce elements of dtype) on every PE of team gets the element-wise op
  *  of every PE's source, as aclshmem_<T>_<OP>_reduce, where dest and source are local memory
  *  (any memory of this process, not necessarily symmetric; dest may be source) and work is
  *  symmetric room for nreduce elements on every PE, which the call uses as scratch (its
  *  contents are lost; it must not overlap dest or source).  For libraries whose callers pass
  *  ordinary buffers: on one node each PE copies into work only the parts that the other PEs
  *  reduce, and reads their results straight into dest, which moves a third less memory than
- *  copying in, reducing in work and copying out. */
+ *  copying in, reducing in work and copying out.  The PEs of a team may mix this call with
+ *  aclshmem_<T>_<OP>_reduce of the same type, operation and count: each passes what it has. */
 ACLSHMEM_HOST_API int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work,
-                                             size_t nreduce, aclshmemx_type_t type, aclshmemx_reduce_op_t op);
+                                             size_t nreduce, aclshmemx_type_t dtype, aclshmemx_reduce_op_t op);
 
 #ifdef __cplusplus
 }

@@ -260,11 +260,10 @@ static int run_algorithm(const shmemi_coll_run_t *r)
     case SHMEMI_COLL_ALLTOALLS:
         return shmemi_coll_alltoalls(r);
     case SHMEMI_COLL_REDUCE:
+    case SHMEMI_COLL_REDUCE_LOCAL:
         return shmemi_coll_reduce(r);
     case SHMEMI_COLL_REDUCESCATTER:
         return shmemi_coll_reducescatter(r);
-    case SHMEMI_COLL_REDUCE_LOCAL:
-        return shmemi_coll_reduce_local(r);
     default: /* the exchange: every member's bytes, in team order */
         for (int i = 0; r->c->nelems && i < r->t->size; i++)
             memcpy((uint8_t *)r->c->dst + (size_t)i * r->c->nelems, r->all[i].payload, r->c->nelems);
@@ -280,6 +279,8 @@ static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t
     shmemi_coll_record_t mine;
     /* A PE whose own arguments are bad still takes part, so that the others learn of it. */
     mine.status = prepare_record(api, inst, t, c, &mine);
+    if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_REDUCE_LOCAL)
+        shmemi_coll_reduce_local_stage(inst, t, c);
     SHMEMI_TRY(shmemi_coll_exchange_records(api, inst, t, &mine, all));
     shmemi_coll_topo_t topo;
     shmemi_coll_topology(all, t->size, topo_ints, &topo);

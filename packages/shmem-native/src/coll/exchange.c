@@ -78,10 +78,16 @@ static const char *describe(const shmemi_coll_record_t *r, char *buf, size_t len
     return buf;
 }
 
+/* A reduce of local memory is a reduce: a team may mix them (each PE passes what it has). */
+static int32_t call_kind(int32_t kind)
+{
+    return kind == SHMEMI_COLL_REDUCE_LOCAL ? SHMEMI_COLL_REDUCE : kind;
+}
+
 /* Whether two records ask for the same collective (collect's counts may differ). */
 static int same_call(const shmemi_coll_record_t *a, const shmemi_coll_record_t *b)
 {
-    return a->kind == b->kind && a->dtype == b->dtype && a->op == b->op && a->root == b->root &&
+    return call_kind(a->kind) == call_kind(b->kind) && a->dtype == b->dtype && a->op == b->op && a->root == b->root &&
            a->dst_stride == b->dst_stride && a->src_stride == b->src_stride &&
            (a->kind == SHMEMI_COLL_COLLECT || a->nelems == b->nelems);
 }

@@ -21,24 +21,32 @@
  * (in node order) into a private buffer, the team meets again (nobody reads a partial any
  * more), and member l writes part l into its dest and its neighbours'; a barrier of the node
  * ends it.  Each byte crosses the network once per node and part, not once per PE.
- * reduce_local (dest and source local, work symmetric), on one node: PE i reduces chunk i, its
- * own part read from its source and the others' from their work, into which each PE first
- * copied the chunks that the others reduce; it stores the result in its dest and in chunk i
- * of its own work (which nobody wrote), the team meets, and each PE copies the other chunks'
- * results from their owners' work into its dest; a last barrier frees every work for reuse.
- * Per PE that moves (n - 1) / n of the data in, the data once through the reduction and
- * (n - 1) / n out, where copying it all into a symmetric buffer, reducing there and copying
- * it all out moves it about three times.  Across nodes: the source is copied into work, the
- * reduce above runs in place there (node by node where it applies), and work goes to dest. */
+ * reduce_local (dest and source local, work symmetric), large, on one node: before the
+ * exchange each PE copies into its work the chunks that the others reduce (nobody reads a
+ * work between collectives, and the exchange's barrier orders the copies before any read);
+ * PE i reduces chunk i, its own part read from its source and the others' from their work,
+ * stores the result in its dest and in chunk i of its own work (which nobody wrote), the
+ * team meets, and each PE copies the other chunks' results from their owners' work into its
+ * dest; a last barrier frees every work for reuse.  Per PE that moves (n - 1) / n of the
+ * data in, the data once through the reduction and (n - 1) / n out, where copying it all
+ * into a symmetric buffer, reducing there and copying it all out moves it about three
+ * times.  Up to LOCAL_IN_WORK_BYTES, and across nodes: the whole source is copied into work
+ * before the exchange, the reduce above runs in place there (node by node where it
+ * applies), and work goes to dest (one barrier fewer, which small data cares about more).
+ * A team may mix the two calls (the exchange counts them as one): when any member reduces
+ * local memory, all go reduce_local's way, and a member without work is read and written
+ * through its symmetric source and dest instead. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/run.h"
 #include "core/error.h"
+#include "mem/heap.h"
 
 #define PIECE_BYTES 8192         /* of accumulators: a piece stays in L1 */
 #define SMALL_REDUCE_BYTES 4096  /* up to this, every PE reduces the whole array */
 #define CHUNK_ALIGN 64           /* chunk boundaries fall on cache lines (of dest) */
+#define LOCAL_IN_WORK_BYTES (256 << 10) /* reduce_local up to this: in work, one barrier fewer */
 
 typedef struct {
     const shmemi_reducer_t *red;
@@ -114,9 +122,14 @@ static int reduce_range(const shmemi_coll_run_t *r, const pieces_t *p, const inp
     return ACLSHMEM_SUCCESS;
 }
 
+static size_t chunk_unit_of(size_t esize)
+{
+    return esize >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / esize;
+}
+
 static size_t chunk_unit(const shmemi_coll_run_t *r)
 {
-    return r->esize >= CHUNK_ALIGN ? 1 : CHUNK_ALIGN / r->esize;
+    return chunk_unit_of(r->esize);
 }
 
 static int reduce_small(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
@@ -195,11 +208,9 @@ static int reduce_by_node(const shmemi_coll_run_t *r, const pieces_t *p, size_t 
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_coll_reduce(const shmemi_coll_run_t *r)
+static int reduce_symmetric(const shmemi_coll_run_t *r)
 {
     size_t n = r->c->nelems;
-    if (n == 0)
-        return ACLSHMEM_SUCCESS;
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
     if (by_node_applies(r, &p, n))
@@ -227,65 +238,106 @@ int shmemi_coll_reducescatter(const shmemi_coll_run_t *r)
     return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
 }
 
-/* reduce_local on one node (see the top of the file), after pieces_init (rc: its result). */
-static int reduce_local_node(const shmemi_coll_run_t *r, const pieces_t *p, size_t n, int rc)
+/* ---- reduce_local ---------------------------------------------------------------------- */
+
+typedef enum { LOCAL_SMALL, LOCAL_IN_WORK, LOCAL_CHUNKS } local_way_t;
+
+/* How a reduce_local of c goes, the same answer on every member of a matching call: in the
+ * records (small), in place in work between copies (small enough, or across nodes), or by
+ * chunks on one node. */
+static local_way_t local_way(const shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
+{
+    if (shmemi_coll_small(c, t->size))
+        return LOCAL_SMALL;
+    if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size)
+        return LOCAL_IN_WORK;
+    for (int i = 0; i < t->size; i++) {
+        int pe = shmemi_team_world_pe(t, i);
+        if (pe != inst->my_pe && !inst->heaps.same_node[pe])
+            return LOCAL_IN_WORK;
+    }
+    return LOCAL_CHUNKS;
+}
+
+void shmemi_coll_reduce_local_stage(const shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
+{
+    size_t es = shmemi_dtype_size(c->dtype), first, last;
+    const uint8_t *src = c->src;
+    uint8_t *work = c->work;
+    switch (local_way(inst, t, c)) {
+    case LOCAL_IN_WORK:
+        memcpy(work, src, c->nelems * es);
+        break;
+    case LOCAL_CHUNKS: /* the chunks the others reduce */
+        for (int k = 0; k < t->size; k++) {
+            shmemi_coll_part(c->nelems, t->size, k, chunk_unit_of(es), &first, &last);
+            if (k != t->my_idx && last > first)
+                memcpy(work + first * es, src + first * es, (last - first) * es);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* reduce_local by chunks on one node (see the top of the file), after pieces_init (rc: its
+ * result).  A PE without work (a reduce of symmetric memory in the same call) copied nothing
+ * in: the others read its source and its dest as they read a work. */
+static int reduce_local_chunks(const shmemi_coll_run_t *r, const pieces_t *p, size_t n, int rc)
 {
     size_t es = r->esize, first, last;
-    const uint8_t *src = r->c->src;
     uint8_t *dst = r->c->dst, *work = r->c->work;
     int size = r->t->size;
-    for (int k = 0; k < size; k++) {
-        shmemi_coll_part(n, size, k, chunk_unit(r), &first, &last);
-        if (k != r->me && last > first)
-            memcpy(work + first * es, src + first * es, (last - first) * es);
-    }
-    int in_rc = shmemi_coll_sync(r); /* every work holds the chunks its owner does not reduce */
     shmemi_coll_part(n, size, r->me, chunk_unit(r), &first, &last);
-    inputs_t all = {NULL, size, SHMEMI_COLL_SRC, 0, src};
-    if (rc == ACLSHMEM_SUCCESS && in_rc == ACLSHMEM_SUCCESS)
-        rc = reduce_range(r, p, &all, first, last, dst + first * es, work + first * es, 0);
-    int out_rc = shmemi_coll_sync(r); /* every chunk's result is in its owner's work */
+    inputs_t all = {NULL, size, SHMEMI_COLL_SRC, 0, r->c->src};
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = reduce_range(r, p, &all, first, last, dst + first * es, work ? work + first * es : NULL, 0);
+    int out_rc = shmemi_coll_sync(r); /* every chunk's result is in its owner's dest (or work) */
     for (int k = 0; rc == ACLSHMEM_SUCCESS && out_rc == ACLSHMEM_SUCCESS && k < size; k++) {
         shmemi_coll_part(n, size, k, chunk_unit(r), &first, &last);
         if (k != r->me && last > first)
-            rc = shmemi_coll_pull(r, k, SHMEMI_COLL_SRC, first * es, dst + first * es, (last - first) * es);
+            rc = shmemi_coll_pull(r, k, SHMEMI_COLL_DST, first * es, dst + first * es, (last - first) * es);
     }
-    int end_rc = shmemi_coll_sync(r); /* nobody reads another's work any more */
-    int results[] = {rc, in_rc, out_rc, end_rc};
-    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
-        if (results[k] != ACLSHMEM_SUCCESS)
-            return results[k];
-    return ACLSHMEM_SUCCESS;
+    int end_rc = shmemi_coll_sync(r); /* nobody reads another's memory any more */
+    return rc != ACLSHMEM_SUCCESS ? rc : out_rc != ACLSHMEM_SUCCESS ? out_rc : end_rc;
 }
 
-/* reduce_local across nodes: the reduce of work in place, between copies in and out. */
+/* reduce_local in work: the reduce of symmetric memory, in place in work on the PEs that
+ * have one (their source is there already), then copied into dest. */
 static int reduce_local_in_work(const shmemi_coll_run_t *r, size_t n)
 {
-    size_t bytes = n * r->esize;
-    memcpy(r->c->work, r->c->src, bytes);
-    int in_rc = shmemi_coll_sync(r); /* no PE reads a work before its owner filled it */
     shmemi_coll_t in_work = *r->c;
-    in_work.kind = SHMEMI_COLL_REDUCE;
-    in_work.dst = in_work.work;
-    in_work.src = in_work.work;
+    if (in_work.work)
+        in_work.dst = in_work.work, in_work.src = in_work.work;
     shmemi_coll_run_t inner = *r;
     inner.c = &in_work;
-    int rc = shmemi_coll_reduce(&inner);
-    if (rc == ACLSHMEM_SUCCESS && in_rc == ACLSHMEM_SUCCESS)
-        memcpy(r->c->dst, r->c->work, bytes);
-    return in_rc != ACLSHMEM_SUCCESS ? in_rc : rc;
+    int rc = reduce_symmetric(&inner);
+    if (rc == ACLSHMEM_SUCCESS && r->c->work)
+        memcpy(r->c->dst, r->c->work, n * r->esize);
+    return rc;
 }
 
-int shmemi_coll_reduce_local(const shmemi_coll_run_t *r)
+/* Whether some member reduces local memory (the whole team then takes reduce_local's way). */
+static int any_local(const shmemi_coll_run_t *r)
+{
+    for (int i = 0; i < r->t->size; i++)
+        if (r->all[i].kind == SHMEMI_COLL_REDUCE_LOCAL)
+            return 1;
+    return 0;
+}
+
+int shmemi_coll_reduce(const shmemi_coll_run_t *r)
 {
     size_t n = r->c->nelems;
     if (n == 0)
         return ACLSHMEM_SUCCESS;
-    if (r->topo->nodes > 1)
+    if (!any_local(r))
+        return reduce_symmetric(r);
+    if (local_way(r->inst, r->t, r->c) != LOCAL_CHUNKS)
         return reduce_local_in_work(r, n);
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
-    rc = reduce_local_node(r, &p, n, rc);
+    rc = reduce_local_chunks(r, &p, n, rc);
     pieces_fini(&p);
     return rc;
 }

@@ -127,15 +127,15 @@ SHMEMI_REDUCE_FAMILIES
 #undef SHMEMI_REDUCE_ENTRY
 
 int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work, size_t nreduce,
-                           aclshmemx_type_t type, aclshmemx_reduce_op_t op)
+                           aclshmemx_type_t dtype, aclshmemx_reduce_op_t op)
 {
     static const char api[] = "aclshmemx_reduce_local";
-    int dt = shmemi_dtype_of_public((int)type), redop = shmemi_redop_of_public((int)op);
+    int dt = shmemi_dtype_of_public((int)dtype), redop = shmemi_redop_of_public((int)op);
     /* A bad type or operation is this PE's own error: it still takes part (refused), so that
      * the team's other PEs fail instead of waiting for it. */
     int refused = ACLSHMEM_SUCCESS;
     if (dt < 0)
-        refused = shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown type %d (an aclshmemx_type_t)", api, (int)type);
+        refused = shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown type %d (an aclshmemx_type_t)", api, (int)dtype);
     else if (redop < 0)
         refused = shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown operation %d (an aclshmemx_reduce_op_t)", api,
                               (int)op);

@@ -461,15 +461,21 @@ static void local_case(const combo_t *c, aclshmem_team_t team, uint8_t *work, si
     free(dst);
 }
 
+/* Past this many bytes the engine takes its chunked way on one node (reduce.c). */
+#define LOCAL_IN_WORK_BYTES (256 << 10)
+
 static int t_local(int me, int n)
 {
     (void)me, (void)n;
     set_kinds();
-    uint8_t *work = alloc_source();
+    uint8_t *work = aclshmem_malloc(LOCAL_IN_WORK_BYTES + 64 * 16);
+    ASSERT_NOT_NULL(work);
     static const size_t some[] = {0, 1, 3, 17, 1025, 4099};
-    for (size_t c = 0; c < N_COMBOS; c++)
+    for (size_t c = 0; c < N_COMBOS; c++) {
         for (size_t k = 0; k < sizeof some / sizeof some[0]; k++)
             local_case(&combos[c], ACLSHMEM_TEAM_WORLD, work, some[k], (int)((c + k) % 2));
+        local_case(&combos[c], ACLSHMEM_TEAM_WORLD, work, LOCAL_IN_WORK_BYTES / combos[c].size + 61, (int)(c % 2));
+    }
     aclshmem_barrier_all();
     aclshmem_free(work);
     return 0;
@@ -548,6 +554,43 @@ static int t_local_refused(int me, int n)
     return 0;
 }
 
+/* PE 0 reduces symmetric memory (aclshmem_int64_sum_reduce), the others local memory: one
+ * call of the team, in place and not, small and large. */
+static int t_local_mixed(int me, int n)
+{
+    static const size_t sizes[] = {5, 3000, 70001};
+    int64_t *sym_src = aclshmem_malloc(70001 * sizeof(int64_t)), *sym_dst = aclshmem_malloc(70001 * sizeof(int64_t));
+    int64_t *work = aclshmem_malloc(70001 * sizeof(int64_t));
+    int64_t *src = malloc(70001 * sizeof(int64_t)), *dst = malloc(70001 * sizeof(int64_t));
+    ASSERT(sym_src && sym_dst && work && src && dst);
+    for (size_t k = 0; k < 2 * sizeof sizes / sizeof sizes[0]; k++) {
+        size_t count = sizes[k / 2];
+        int in_place = (int)(k % 2);
+        int64_t *from = me == 0 ? sym_src : src, *to = me == 0 ? sym_dst : dst;
+        if (in_place)
+            from = to;
+        for (size_t i = 0; i < count; i++)
+            from[i] = (int64_t)(me + 1) * (int64_t)i;
+        int rc = me == 0 ? aclshmem_int64_sum_reduce(ACLSHMEM_TEAM_WORLD, to, from, count)
+                         : aclshmemx_reduce_local(ACLSHMEM_TEAM_WORLD, to, from, work, count, ACLSHMEMX_TYPE_int64,
+                                                  ACLSHMEMX_OP_SUM);
+        EXPECT_EQ(rc, ACLSHMEM_SUCCESS);
+        for (size_t i = 0; i < count; i++)
+            if (to[i] != (int64_t)(n * (n + 1) / 2) * (int64_t)i) {
+                harness_report(__FILE__, __LINE__, "count %zu%s: element %zu is %lld", count,
+                               in_place ? " in place" : "", i, (long long)to[i]);
+                break;
+            }
+    }
+    aclshmem_barrier_all();
+    free(dst);
+    free(src);
+    aclshmem_free(work);
+    aclshmem_free(sym_dst);
+    aclshmem_free(sym_src);
+    return 0;
+}
+
 static const harness_case cases[] = {
     {"every_combo", t_every_combo, {0}, {1, 2, 3, 4}},
     {"counts", t_counts, {0}, {2, 3, 4}},
@@ -558,6 +601,7 @@ static const harness_case cases[] = {
     {"local", t_local, {0}, {1, 2, 3, 4}},
     {"local_subteam_large", t_local_subteam_large, {0}, {2, 3, 4}},
     {"local_refused", t_local_refused, {0}, {2, 3}},
+    {"local_mixed", t_local_mixed, {0}, {2, 3, 4}},
 };
 
 int main(int argc, char **argv)

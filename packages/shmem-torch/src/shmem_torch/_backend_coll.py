@@ -112,10 +112,13 @@ def all_reduce(rt, team, t, op, call):
     c = Contig(t, write=True)
     flat = c.c.view(-1)
     for s, e in _chunks(flat.numel(), per):
-        buf = rt.area.view(0, (e - s) * item, red.wire)
-        _copy(buf, flat[s:e])
-        _engine.reduce(team.id, red, buf, buf)
-        _copy(flat[s:e], buf)
+        work = rt.area.view(0, (e - s) * item, red.wire)
+        if red.wire == t.dtype:  # the engine reads and writes the tensor itself, work is its scratch
+            _engine.reduce_local(team.id, red, flat[s:e], flat[s:e], work)
+        else:  # computed in a wider type: converted in and out
+            _copy(work, flat[s:e])
+            _engine.reduce(team.id, red, work, work)
+            _copy(flat[s:e], work)
     c.close()
 
 

@@ -20,8 +20,8 @@ import torch
 from shmem import _pyshmem
 from shmem.core import AclshmemError, AclshmemInvalid
 
-__all__ = ["Refused", "Reduction", "reduction", "reduce", "reducescatter", "broadcast", "fcollect", "alltoall", "exchange",
-           "team_size", "EXCHANGE_MAX"]
+__all__ = ["Refused", "Reduction", "reduction", "reduce", "reduce_local", "reducescatter", "broadcast", "fcollect",
+           "alltoall", "exchange", "team_size", "EXCHANGE_MAX"]
 
 # The most bytes one PE contributes to exchange (ACLSHMEMX_TEAM_EXCHANGE_MAX).
 EXCHANGE_MAX = 128
@@ -129,6 +129,18 @@ def reduce(team, red, dst, src):
     of red.dtype and of the same length; dst may be src)."""
     count = dst.numel()
     _check(f"all_reduce ({red.op}, {red.dtype})", red.function("reduce")(team, dst.data_ptr(), src.data_ptr(), count))
+    if red.average and count:
+        dst.div_(team_size(team))
+
+
+def reduce_local(team, red, dst, src, work):
+    """reduce() of this process's own tensors: dst and src (1-D contiguous, of red.dtype, which
+    must be red.wire; dst may be src) need not be symmetric; work is symmetric room of the
+    same size, used as scratch (aclshmemx_reduce_local)."""
+    count = dst.numel()
+    rc = _pyshmem.aclshmemx_reduce_local(team, dst.data_ptr(), src.data_ptr(), work.data_ptr(), count,
+                                         _pyshmem.LOCAL_REDUCE_TYPES[red.ctype], _pyshmem.LOCAL_REDUCE_OPS[red.cop])
+    _check(f"all_reduce ({red.op}, {red.dtype})", rc)
     if red.average and count:
         dst.div_(team_size(team))
 
