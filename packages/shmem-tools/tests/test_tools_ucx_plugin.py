@@ -229,6 +229,37 @@ def test_the_wheel_names_its_plugin():
     beside = os.path.join(native.library_dir(), PLUGIN)
     assert path == (beside if os.path.isfile(beside) else None)
     if path is not None:
-        from shmem_tools import _install
+        # The wheel's library, asked in a process of its own, loads exactly that plug-in.
+        env = env_without_plugin(ACLSHMEM_LIBRARY=native.library_path())
+        u = json.loads(run_tool("shmem-config", "--diagnose", env=env).stdout)["ucx_plugin"]
+        assert os.path.samefile(u["path"], path) and u["version"] == native.__version__
 
-        assert _install.load_ucx_plugin(path)["version"] == native.__version__
+
+def test_disabled_is_a_warning_naming_the_variable(library_with_plugin):
+    """SHMEM_UCX_PLUGIN=none: the library loads no plug-in (aclshmemx_describe says so), which
+    only jobs with PEs on other nodes notice."""
+    _folder, lib = library_with_plugin
+    r, c = check_json(env_without_plugin(ACLSHMEM_LIBRARY=lib, SHMEM_UCX_PLUGIN="none"))
+    assert c["status"] == "WARN", c
+    assert "disabled by SHMEM_UCX_PLUGIN=none" in c["reason"] and "unset SHMEM_UCX_PLUGIN" in c["fix"]
+    assert c["details"]["status"] == "disabled" and c["details"]["loaded"] is False
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads(run_tool("shmem-config", "--diagnose",
+                            env=env_without_plugin(ACLSHMEM_LIBRARY=lib, SHMEM_UCX_PLUGIN="none")).stdout)
+    assert d["ucx_plugin"]["status"] == "disabled"
+    assert any("SHMEM_UCX_PLUGIN=none" in s for s in d["next_steps"])
+
+
+def test_the_tools_copy_nothing_private_of_the_plugin():
+    """The tools ask the library (aclshmemx_describe): no copy of the plug-in's structures,
+    entry point or file-name rule in their sources."""
+    import shmem_tools
+
+    root = os.path.dirname(shmem_tools.__file__)
+    for folder, _dirs, files in os.walk(root):
+        for f in files:
+            if f.endswith(".py"):
+                text = open(os.path.join(folder, f), encoding="utf-8").read()
+                for private in ("shmemi_plugin", "shmemi_transport_plugin", "_PluginHead", "shmemi_ucx_data_plane",
+                                '"libaclshmem_ucx.so"'):
+                    assert private not in text, f"{f} copies {private}"

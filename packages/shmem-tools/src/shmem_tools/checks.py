@@ -343,31 +343,42 @@ UCX_CHECK = "UCX plug-in (multi-node)"
 
 
 def check_ucx_plugin(runtime):
-    """The UCX transport plug-in that libaclshmem loads in jobs with PEs on other nodes:
-    PASS when it loads and was built for this library's version; WARN when there is none
-    (single-node jobs never load it) or when UCX itself is missing here; FAIL when
-    SHMEM_UCX_PLUGIN names a file that is no plug-in, or when a plug-in is of another
-    version or does not load."""
+    """The UCX transport plug-in that libaclshmem loads in jobs with PEs on other nodes, as
+    the library describes it: PASS when it loads and was built for this library's version;
+    WARN when there is none (single-node jobs never load it), when UCX itself is missing
+    here or when SHMEM_UCX_PLUGIN=none disables it; FAIL when SHMEM_UCX_PLUGIN names a file
+    that is no plug-in, or when a plug-in is of another version or does not load."""
     name = UCX_CHECK
     env = _install.ENV_UCX_PLUGIN
-    plugin_file = _install.UCX_PLUGIN_FILE
-    forced = os.environ.get(env)
-    if not runtime["ok"] and not forced:
+    if not runtime["ok"]:
         return Check(name, WARN, "not checked: the native library does not load",
                      "fix the 'native library' check first")
     info = _install.ucx_plugin(runtime)
-    details = {k: info[k] for k in ("path", "source", "found", "loaded", "abi", "version", "name",
-                                    "library_version", "version_matches", "error", "data_plane",
+    details = {k: info[k] for k in ("path", "source", "status", "found", "loaded", "abi", "expected_abi", "version",
+                                    "name", "library_version", "version_matches", "error", "data_plane",
                                     "data_plane_error")}
+    if info["status"] == "disabled":
+        return Check(name, WARN, f"{info['error']}: jobs with PEs on other nodes fail at init (jobs on one "
+                     "node do not need it)", f"for multi-node jobs, unset {env}", details)
+    return _plugin_problem(info, details) or _plugin_ok(info, details)
+
+
+def _plugin_problem(info, details):
+    """The check of a plug-in that is missing, does not load or is of another build; None
+    when it is usable."""
+    name, env = UCX_CHECK, _install.ENV_UCX_PLUGIN
     path = info["path"]
-    where = f"{env}={path}" if info["source"] == env else path
+    plugin_file = os.path.basename(path)
+    forced = info["source"] == env
+    where = f"{env}={path}" if forced else path
     rebuild = ("install UCX (apt-get install libucx-dev) and rebuild libaclshmem with meson -Ducx=enabled "
                "(a shmem-native wheel built there carries it too)")
+    version = info["library_version"]
     if not info["found"]:
-        if info["source"] == env:
+        if forced:
             return Check(name, FAIL, f"{where} does not exist: multi-node jobs would fail at init",
-                         f"point {env} at a {plugin_file} of libaclshmem {info['library_version'] or ''}"
-                         f"{' ' if info['library_version'] else ''}or unset it", details)
+                         f"point {env} at a {plugin_file} of libaclshmem {version or ''}{' ' if version else ''}"
+                         "or unset it", details)
         ucx = _installed_ucx()
         have = f"UCX {ucx} is installed here, but this" if ucx else "UCX is not installed here, and this"
         return Check(name, WARN,
@@ -376,32 +387,34 @@ def check_ucx_plugin(runtime):
                      "not need it)",
                      f"for multi-node jobs: {rebuild}, or point {env} at a {plugin_file} of the same version",
                      details)
+    if info["version_matches"] is False or info["status"] == "mismatch":
+        return Check(name, FAIL,
+                     f"{where} was built for libaclshmem {info['version']} (plug-in ABI {info['abi']}), the "
+                     f"loaded library is {version} (ABI {info['expected_abi']}): multi-node jobs would fail at init",
+                     (f"point {env} at the {plugin_file} of libaclshmem {version}, or unset it" if forced else
+                      f"reinstall libaclshmem and its plug-in from one build ({rebuild})"), details)
     if not info["loaded"]:
-        if info["missing_ucx"] and info["source"] != env:
+        if info["missing_ucx"] and not forced:
             return Check(name, WARN,
                          f"{path} does not load: {info['missing_ucx']} (UCX) is not installed here, so "
                          "multi-node jobs fail at init (jobs on one node do not need it)",
                          "apt-get install libucx0 (UCX 1.10 or newer) on every node", details)
         return Check(name, FAIL, f"{where} does not load as a plug-in: {_one_line(info['error'])}",
-                     (f"point {env} at the {plugin_file} built with this libaclshmem, or unset it"
-                      if info["source"] == env else
+                     (f"point {env} at the {plugin_file} built with this libaclshmem, or unset it" if forced else
                       f"reinstall libaclshmem with its plug-in ({rebuild}), or remove the damaged file"),
                      details)
-    if info["version_matches"] is False:
-        return Check(name, FAIL,
-                     f"{where} was built for libaclshmem {info['version']}, the loaded library is "
-                     f"{info['library_version']}: multi-node jobs would fail at init",
-                     (f"point {env} at the {plugin_file} of libaclshmem {info['library_version']}, or unset it"
-                      if info["source"] == env else
-                      f"reinstall libaclshmem and its plug-in from one build ({rebuild})"), details)
     if info["data_plane_error"]:
         return Check(name, FAIL, f"{info['data_plane_error']}: multi-node jobs would fail at init",
                      "set SHMEM_UCX_DATA_PLANE to am, rma or auto (or unset it), the same on every node",
                      details)
-    how = f"({env})" if info["source"] == env else "beside the library"
+    return None
+
+
+def _plugin_ok(info, details):
+    how = f"({_install.ENV_UCX_PLUGIN})" if info["source"] == _install.ENV_UCX_PLUGIN else "beside the library"
     plane = f"; data plane here: {info['data_plane']}" if info["data_plane"] else ""
-    return Check(name, PASS,
-                 f"{info['name'] or 'UCX'} plug-in {path} {how}, built for libaclshmem {info['version']} "
+    return Check(UCX_CHECK, PASS,
+                 f"{info['name'] or 'UCX'} plug-in {info['path']} {how}, built for libaclshmem {info['version']} "
                  f"(plug-in ABI {info['abi']}); loaded only by jobs with PEs on other nodes{plane}",
                  details=details)
 

@@ -15,10 +15,13 @@ The result is one JSON object.  Its keys (stable; tools may read them):
 ``runtime_root``       ``{"path", "matches_package_root", "package_root"}``
 ``ucx_plugin``         the UCX transport plug-in the loaded library would load for a job with
                        PEs on other nodes: ``{"path", "source", "found", "loaded", "name",
-                       "version", "abi", "library_version", "version_matches", "error",
-                       "data_plane", "data_plane_error"}`` (source: ``SHMEM_UCX_PLUGIN`` or
-                       ``beside libaclshmem``; data_plane: what this environment selects,
-                       e.g. ``am (UCX_TLS=tcp ...); socket filter on``)
+                       "version", "abi", "expected_abi", "status", "library_version",
+                       "version_matches", "error", "data_plane", "data_plane_error"}``, the
+                       library's own account (aclshmemx_describe; source: ``SHMEM_UCX_PLUGIN``
+                       or ``beside libaclshmem``; status: ``loaded``, ``disabled``,
+                       ``not_found``, ``load_failed``, ``not_a_plugin``, ``mismatch``;
+                       data_plane: what this environment selects, e.g.
+                       ``am (UCX_TLS=tcp ...); socket filter on``)
 ``degraded``           true when SHMEM cannot work as installed; ``degraded_reason`` says why
 ``next_steps``         what to do, in order ("No issues detected. SHMEM is ready." when none)
 """
@@ -83,7 +86,9 @@ def diagnose():
     plugin = _install.ucx_plugin(runtime) if runtime["ok"] else None
     if plugin is not None:
         env = _install.ENV_UCX_PLUGIN
-        if plugin["source"] == env and not (plugin["loaded"] and plugin["version_matches"] is not False):
+        if plugin["status"] == "disabled":
+            steps.append(f"{env}=none disables the UCX plug-in: unset it for jobs with PEs on other nodes.")
+        elif plugin["source"] == env and not (plugin["loaded"] and plugin["version_matches"] is not False):
             steps.append(f"{env}={plugin['path']} is not a usable plug-in of this libaclshmem "
                          f"({plugin['error'] or 'version ' + str(plugin['version'])}): fix or unset it, or "
                          "multi-node jobs fail at init.")
@@ -114,7 +119,8 @@ def diagnose():
             "api_version": ".".join(map(str, runtime["api_version"])) if runtime["api_version"] else None,
         },
         "native_load": {"ok": runtime["ok"], "error": runtime["error"]},
-        "installation": installation.as_dict() if installation else {"found": False, "tried": not_found},
+        "installation": (dict(installation.as_dict(), ucx_plugin=_install.installed_plugin(installation, plugin))
+                         if installation else {"found": False, "tried": not_found}),
         "packages": {d: {k: v for k, v in info.items() if k != "requires"} for d, info in packages.items()},
         "compatibility": {"compatible": compatible, "problems": problems},
         "multi_so_conflict": {"detected": len(mapped) > 1, "loaded_paths": mapped},
