@@ -336,3 +336,33 @@ def pyshmem_functions_are_the_c_ones(s):
     everyone = np.zeros(2 * n, dtype=np.int64)
     assert P.aclshmemx_team_exchange(WORLD, mine.ctypes.data, 16, everyone.ctypes.data) == 0
     assert list(everyone) == [v for p in range(n) for v in (p * 10, p)]
+
+
+@checks
+@with_scratch
+def reduce_local_of_ordinary_arrays(s):
+    """aclshmemx_reduce_local: NumPy arrays of this process (not symmetric), a symmetric work
+    Buffer; in place and not, sizes on both of the engine's ways; a bad type or operation on
+    one PE fails on every PE."""
+    me, n = core.my_pe(), core.n_pes()
+    work = s.buffer(70001 * 16)
+    for dtype, op in (("float32", "sum"), ("int64", "max"), ("complex128", "prod"), ("uint8", "xor")):
+        ctype = {"float32": "float", "complex128": "complexd"}.get(dtype, dtype)
+        for count in (0, 5, 3000, 70001):
+            src = values(me, count, dtype)
+            dst = np.zeros(count, dtype=dtype)
+            for out in (dst, src):  # out of place, then in place
+                rc = P.aclshmemx_reduce_local(WORLD, out.ctypes.data, src.ctypes.data, work.addr, count,
+                                              P.LOCAL_REDUCE_TYPES[ctype], P.LOCAL_REDUCE_OPS[op])
+                assert rc == 0, P.aclshmemx_get_last_error()
+                assert np.array_equal(out, expected(op, n, count, dtype)), (dtype, op, count)
+    a = np.ones(8, dtype=np.float32)
+    bad = (P.LOCAL_REDUCE_TYPES["float"], P.LOCAL_REDUCE_OPS["and"]) if me == 0 else \
+        (P.LOCAL_REDUCE_TYPES["float"], P.LOCAL_REDUCE_OPS["sum"])
+    rc = P.aclshmemx_reduce_local(WORLD, a.ctypes.data, a.ctypes.data, work.addr, 8, *bad)
+    assert rc == P.ACLSHMEM_INVALID_PARAM, rc
+    message = P.aclshmemx_get_last_error()
+    assert ("no and reduction of float" if me == 0 else "failed on PE 0") in message, message
+    rc = P.aclshmemx_reduce_local(WORLD, a.ctypes.data, a.ctypes.data, a.ctypes.data, 8, 999, 0)
+    assert rc == P.ACLSHMEM_INVALID_PARAM and "unknown type 999" in P.aclshmemx_get_last_error()
+    assert (a == 1).all()  # nothing was written
