@@ -1,4 +1,4 @@
-"""Helpers shared by shmem-perf (perf.py) and its sub-benchmarks (_dist_bench, _py_bench).
+"""Helpers shared by shmem-perf (perf.py) and its sub-benchmarks (_dist_bench, _dist_nodes, _py_bench).
 
 They live beneath all of them so imports run one way: the CLI imports the sub-benchmarks,
 and both import this module, never each other.
@@ -6,6 +6,7 @@ and both import this module, never each other.
 
 import argparse
 import socket
+import time
 
 from shmem import _sizes
 
@@ -48,3 +49,13 @@ class Table:
 
     def render(self):
         return f"# {self.title}\n# baseline: {self.baseline}\n" + render(self.columns, self.rows)
+
+
+def mean_time(fn, iters, barrier):
+    """Seconds per call of fn over iters calls, timed from the end of barrier() (the ranks
+    start together)."""
+    barrier()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    return (time.perf_counter() - t0) / iters

@@ -25,11 +25,10 @@ import json
 import os
 import sys
 import tempfile
-import time
 
 from shmem._sizes import format_size
 
-from ._bench_common import free_port, parse_size
+from ._bench_common import free_port, mean_time, parse_size
 from ._table import render
 
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
@@ -50,14 +49,6 @@ def _iters(nbytes, quick):
     if nbytes <= 16 << 20:
         return 8, 3
     return 3, 3
-
-
-def _time(fn, iters, barrier):
-    barrier()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    return (time.perf_counter() - t0) / iters
 
 
 def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
@@ -86,7 +77,7 @@ def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
         for _ in range(rounds):
             for name, g in groups.items():
                 t = bufs[name]
-                res[name]["times"].append(_time(lambda: dist.all_reduce(t, group=g), iters,
+                res[name]["times"].append(mean_time(lambda: dist.all_reduce(t, group=g), iters,
                                                 lambda: dist.barrier(group=gloo)))
         out["all_reduce"][str(nbytes)] = res
     for mname, widths in models:
@@ -118,7 +109,7 @@ def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
             step(name)
         for _ in range(rounds):
             for name in groups:
-                res[name]["times"].append(_time(lambda: step(name), iters, lambda: dist.barrier(group=gloo)))
+                res[name]["times"].append(mean_time(lambda: step(name), iters, lambda: dist.barrier(group=gloo)))
         same = all(torch.allclose(a, b, rtol=1e-4, atol=1e-5)
                    for a, b in zip(ddps["shmem"][0].parameters(), ddps["gloo"][0].parameters()))
         res["same_params"] = same

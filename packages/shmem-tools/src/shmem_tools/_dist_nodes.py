@@ -41,7 +41,7 @@ import traceback
 
 from shmem._sizes import format_size
 
-from ._bench_common import parse_size
+from ._bench_common import mean_time, parse_size
 from ._internode import InternodeError, find_library, ucx_env
 from ._netns import NetnsError, VethPair, unavailable
 from ._table import render
@@ -70,14 +70,6 @@ def iterations(nbytes, quick):
 # ---------------------------------------------------------------------------
 # A rank (runs inside a namespace: python -m shmem_tools._dist_nodes --worker FILE)
 # ---------------------------------------------------------------------------
-
-
-def _mean_time(fn, iters, barrier):
-    barrier()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    return (time.perf_counter() - t0) / iters
 
 
 def _checks(dist, torch, groups, tensors, rank, n):
@@ -117,7 +109,7 @@ def _measure_size(dist, torch, shmem_torch, groups, plan, nbytes, rank, n):
         for op in OPS:
             for name in order:
                 g = groups[name]
-                res["times"][op][name].append(_mean_time(lambda: calls[op](g), iters, barrier))
+                res["times"][op][name].append(mean_time(lambda: calls[op](g), iters, barrier))
     dist.barrier(group=groups["gloo"])
     shmem_torch.aclshmem_free_tensor(sym)
     return res
