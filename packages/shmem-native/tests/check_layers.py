@@ -17,10 +17,11 @@ import sys
 import tempfile
 
 # (unit, members): a member ending in "/" is a folder (everything below it), otherwise a file
-# stem ("core/error" is core/error.c and core/error.h).  The most specific member wins, so a
-# file named here belongs to its unit even when its folder is listed elsewhere.  Lowest first.
+# stem ("core/error" would be core/error.c and core/error.h; the most specific member wins).
+# Every unit is a folder today, and folder_errors keeps it so: a file that belongs to another
+# level than its folder moves to a folder of that level.  Lowest first.
 LAYERS = [
-    ("core base", ["core/error", "core/log", "core/settings"]),
+    ("base", ["base/"]),
     ("bootstrap", ["bootstrap/"]),
     ("mem", ["mem/"]),
     ("core", ["core/"]),
@@ -28,7 +29,7 @@ LAYERS = [
     ("team", ["team/"]),
     ("transport", ["transport/"]),
     ("rma", ["rma/"]),
-    ("mem api", ["mem/mem_api"]),
+    ("alloc", ["alloc/"]),
     ("sync", ["sync/"]),
     ("amo", ["amo/"]),
     ("coll", ["coll/"]),
@@ -157,6 +158,12 @@ def readme_errors(src):
     return []
 
 
+def folder_errors():
+    """Members that are files, not folders: a folder holds one level only."""
+    return ["check_layers.py: unit \"%s\" names the file %s; move it to a folder of its level instead" %
+            (name, m) for name, members in LAYERS for m in members if not m.endswith("/")]
+
+
 def write_tree(root, files):
     for path, text in files.items():
         full = os.path.join(root, path)
@@ -168,9 +175,9 @@ def write_tree(root, files):
 def self_test():
     """Each kind of violation is reported, and a layered tree passes."""
     layered = {
-        "core/error.h": "int shmemi_fail(int code);\n",
-        "core/instance.h": '#include "core/error.h"\n#include "aclshmem/types.h"\n',
-        "mem/heap.c": '#include "core/error.h"\n',
+        "base/error.h": "int shmemi_fail(int code);\n",
+        "core/instance.h": '#include "base/error.h"\n#include "aclshmem/types.h"\n',
+        "mem/heap.c": '#include "base/error.h"\n',
         "sync/barrier.c": '#include "core/instance.h"\n/* #include "platform/platform.h" */\n'
                           'void aclshmem_barrier_all(void)\n{\n    shmemi_fail(1);\n}\n',
         "platform/cpu/kernel.c": '#include "sync/barrier.h"\nuint32_t aclshmemx_block_idx(void)\n{\n'
@@ -179,8 +186,8 @@ def self_test():
     }
     cases = {
         "upward include": ({"sync/barrier.h": '#include "platform/platform.h"\n'}, "sync/barrier.h:1: includes"),
-        "include of a later file of a lower folder":
-            ({"mem/heap.h": '#include "mem/mem_api.h"\n'}, 'unit "mem api" is above "mem"'),
+        "include of a unit above":
+            ({"mem/heap.h": '#include "alloc/alloc.h"\n'}, 'unit "alloc" is above "mem"'),
         "upward public call": ({"prof/prof.c": "void f(void)\n{\n    aclshmemx_block_idx();\n}\n"},
                                "prof/prof.c:3: calls aclshmemx_block_idx"),
         "folder not in the table": ({"stuff/x.c": "int x;\n"}, "stuff/x.c: its folder has no place"),
@@ -211,7 +218,7 @@ def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
     src = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
-    errors = check(src) + readme_errors(src)
+    errors = check(src) + readme_errors(src) + folder_errors()
     for e in errors:
         print(e)
     print("%s: %s" % (os.path.normpath(src), "%d problems with the layering" % len(errors) if errors else "layered"))

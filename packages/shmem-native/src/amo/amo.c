@@ -4,7 +4,7 @@
 #include "amo/amo.h"
 
 #include "aclshmem/amo.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
 #include "rma/rma.h"
 

@@ -17,8 +17,8 @@
 #include "bootstrap/crypto.h"
 #include "bootstrap/net.h"
 #include "bootstrap/protocol.h"
-#include "core/log.h"
-#include "core/settings.h"
+#include "base/log.h"
+#include "base/settings.h"
 
 enum { SLOT_FREE = 0, SLOT_SILENT, SLOT_TLS, SLOT_HELLO };
 

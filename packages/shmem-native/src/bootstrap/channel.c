@@ -17,8 +17,8 @@
 #include "aclshmem/types.h"
 #include "bootstrap/crypto.h"
 #include "bootstrap/net.h"
-#include "core/error.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/settings.h"
 
 #define PSK_IDENTITY "aclshmem-job"
 

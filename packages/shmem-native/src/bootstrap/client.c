@@ -15,8 +15,8 @@
 #include "bootstrap/channel.h"
 #include "bootstrap/net.h"
 #include "bootstrap/protocol.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 typedef struct completion {
     uint64_t key;

@@ -23,8 +23,8 @@
 #include "bootstrap/channel.h"
 #include "bootstrap/net.h"
 #include "bootstrap/protocol.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 /* What unfinished collectives may hold at once: far above any real job's needs, and a
  * bound on what a misbehaving PE can make PE 0 allocate. */

@@ -14,9 +14,9 @@
 #include "bootstrap/channel.h"
 #include "bootstrap/crypto.h"
 #include "bootstrap/net.h"
-#include "core/error.h"
-#include "core/log.h"
-#include "core/settings.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/settings.h"
 
 /* Sockets bound by aclshmemx_get_uniqueid, kept so the port stays ours until PE 0 (in this
  * process or another) listens on it. */

@@ -1,7 +1,7 @@
 /* Engine workspace settings (offset, UB size, sync id) per instance.  The cpu platform
  * moves data with the CPU, so they are stored and reported, not used for transfers. */
 #include "aclshmem/rma.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
 
 enum { ENGINE_MTE, ENGINE_SDMA, ENGINE_RDMA, ENGINE_UDMA };

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static pthread_mutex_t instances_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemi_instance_t *_Atomic registry[ACLSHMEM_MAX_INSTANCES];

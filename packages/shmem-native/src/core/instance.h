@@ -48,7 +48,7 @@ typedef struct shmemi_instance {
     aclshmem_instance_ctx ctx; /* what aclshmemx_instance_ctx_get hands out */
 
     /* Held by a collective allocation call from its local reservation to the end of its
-     * collective: one call per PE at a time (see mem_api.c). */
+     * collective: one call per PE at a time (see alloc/alloc.c). */
     pthread_mutex_t alloc_lock;
     /* Set by finalize when streams did not finish in time: waits end with an error. */
     atomic_int abandon_waits;

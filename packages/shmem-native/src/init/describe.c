@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "aclshmem/init.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
 #include "transport/plugin.h"
 #include "transport/transport.h"

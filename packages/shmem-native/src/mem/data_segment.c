@@ -50,8 +50,8 @@
 #include <unistd.h>
 
 #include "aclshmem/types.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "mem/heap.h"
 
 #define DATA_MEMFD_NAME "aclshmem-data"

@@ -25,8 +25,8 @@
 #include "aclshmem/types.h"
 #include "bootstrap/crypto.h"
 #include "bootstrap/net.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 /* The hand-off server: connections served at once, how long one may stay silent, and how
  * many may wait in the kernel's queue. */

@@ -11,8 +11,8 @@
 
 #include "aclshmem/types.h"
 #include "bootstrap/net.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "mem/handoff.h"
 
 

@@ -1,7 +1,7 @@
 /* Accessibility queries and shmem_ptr: which PEs and addresses this PE reaches, and the
  * load/store address of a peer's symmetric object (PEs of this node map each other's
  * segments). */
-#include "core/error.h"
+#include "base/error.h"
 #include "mem/heap.h"
 #include "openshmem/osh.h"
 #include "rma/rma.h"

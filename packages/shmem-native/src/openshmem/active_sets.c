@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "mem/heap.h"
 #include "openshmem/osh.h"
 

@@ -4,7 +4,7 @@
  * travel as bit patterns, so one engine entry serves every type; the engine completes an
  * AMO when it returns, so the _nbi forms store the old value at once. */
 #include "amo/amo.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/osh.h"
 
 /* op on the size-byte object dest on pe, with *value and *cond (NULL: 0); the old value

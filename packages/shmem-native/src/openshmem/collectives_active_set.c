@@ -9,7 +9,7 @@
  * leaving the others waiting for it. */
 #include <stdint.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/osh.h"
 
 /* Their profiling names refer to them, which the deprecation would warn about. */

@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "aclshmem/init.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/osh.h"
 #include "rma/rma.h"
 #include "transport/transport.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "aclshmem/init.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/sizes.h"
 
 #define ENV_UID "SHMEM_RUN_UID"

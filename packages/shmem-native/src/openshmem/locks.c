@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "amo/amo.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/osh.h"
 #include "rma/rma.h"
 

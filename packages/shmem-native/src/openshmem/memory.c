@@ -1,12 +1,12 @@
-/* Symmetric memory management: the collective allocation calls of mem/mem_api.c on the heap
+/* Symmetric memory management: the collective allocation calls of alloc/alloc.c on the heap
  * that aclshmem_malloc uses too (DEVICE_SIDE), so blocks of either API are symmetric
  * objects of both. */
 #include <stdint.h>
 
 #include "aclshmem/mem.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "mem/allocator.h"
-#include "mem/mem_api.h"
+#include "alloc/alloc.h"
 #include "openshmem/osh.h"
 
 /* OpenSHMEM's heap. */

@@ -3,7 +3,7 @@
  * for programs that mix in the aclshmem stream API), and the deprecated active-set barrier
  * over a pSync array. */
 #include "amo/amo.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/wait.h"
 #include "openshmem/osh.h"
 #include "platform/platform.h"

@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "aclshmem/init.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "init/init.h"
 #include "openshmem/launch.h"
 #include "openshmem/osh.h"

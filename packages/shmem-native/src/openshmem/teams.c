@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "aclshmem/team.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "openshmem/osh.h"
 
 /* Handle bits: the low 12 hold the team's slot + 1 (1..2048; slot 0, the world, is the

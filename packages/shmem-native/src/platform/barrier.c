@@ -3,7 +3,7 @@
  * host: after the default stream's work; in a kernel: the blocks meet first), which then runs
  * the engine's PE barrier (sync/barrier.c).  That is why they live here, above the engine. */
 #include "aclshmem/sync.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "platform/platform.h"
 #include "team/team.h"
 

@@ -6,7 +6,7 @@
 #include "aclshmem/coll.h"
 
 #include "coll/coll.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "platform/platform.h"
 
 static int host_call(const char *api, aclshmem_team_t team, const shmemi_coll_t *call)

@@ -9,7 +9,7 @@
  * enqueues nothing. */
 #include "aclshmem/coll.h"
 #include "coll/coll.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "platform/platform.h"
 #include "team/team.h"
 

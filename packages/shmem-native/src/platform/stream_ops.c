@@ -7,7 +7,7 @@
 
 #include "aclshmem/stream.h"
 #include "aclshmem/sync.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "platform/platform.h"
 #include "rma/rma.h"
 #include "sync/signal.h"

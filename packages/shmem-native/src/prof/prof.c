@@ -10,7 +10,7 @@
 #endif
 
 #include "aclshmem/log.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/thread.h"
 
 static aclshmem_prof_pe_t unprofiled = {.pe_id = -1};

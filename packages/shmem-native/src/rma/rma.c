@@ -8,7 +8,7 @@
 
 #include "aclshmem/mem.h"
 #include "aclshmem/rma.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "mem/heap.h"
 #include "prof/prof.h"
 #include "transport/transport.h"

@@ -3,7 +3,7 @@
 #include "sync/barrier.h"
 
 #include "core/ctrl.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/wait.h"
 #include "mem/heap.h"
 #include "prof/prof.h"

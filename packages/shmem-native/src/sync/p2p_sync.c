@@ -9,7 +9,7 @@
 #include "sync/p2p_sync.h"
 
 #include "aclshmem/p2p_sync.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/wait.h"
 #include "prof/prof.h"
 #include "rma/rma.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "aclshmem/signal.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "prof/prof.h"
 #include "rma/rma.h"
 #include "transport/transport.h"

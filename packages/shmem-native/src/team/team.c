@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "aclshmem/team.h"
-#include "core/error.h"
+#include "base/error.h"
 
 /* The slots of the team table are read by stream workers (a barrier or wait on a stream
  * looks its team up when it runs) while the host thread creates and destroys teams, so

@@ -12,8 +12,8 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/crypto.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "core/wait.h"
 
 static int host_allgather(shmemi_instance_t *inst, uint64_t key, const void *in, size_t len, void *out)

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 
 #include "bootstrap/bootstrap.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/plugin.h"
 #include "transport/transport.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "aclshmem/types.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
 #include "core/wait.h"
 #include "transport/transport.h"

@@ -1108,6 +1108,20 @@ static void coll_reductions(aclshmem_team_t team, size_t count, int64_t *src, in
             CHECK(0, "reducescatter of %zu: element %zu is %lld", count, i, (long long)dst[i]);
             break;
         }
+    /* Local memory through a symmetric work area (dst). */
+    int64_t *mine = malloc((count + 1) * sizeof(int64_t)), *all = malloc((count + 1) * sizeof(int64_t));
+    CHECK(mine && all, "out of memory");
+    for (size_t i = 0; mine && all && i < count; i++)
+        mine[i] = (int64_t)tme + (int64_t)i;
+    CHECK(aclshmemx_reduce_local(team, all, mine, dst, count, ACLSHMEMX_TYPE_int64, ACLSHMEMX_OP_SUM) == 0,
+          "reduce_local of %zu", count);
+    for (size_t i = 0; mine && all && i < count; i++)
+        if (all[i] != (int64_t)tn * (int64_t)i + tn * (tn - 1) / 2) {
+            CHECK(0, "reduce_local of %zu: element %zu is %lld", count, i, (long long)all[i]);
+            break;
+        }
+    free(mine);
+    free(all);
     aclshmem_barrier(team);
 }
 

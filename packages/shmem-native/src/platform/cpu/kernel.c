@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "aclshmem/stream.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/thread.h"
 #include "platform/cpu/cpu.h"
 #include "platform/platform.h"

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "aclshmem/stream.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "core/wait.h"
 #include "platform/cpu/cpu.h"
 #include "platform/platform.h"

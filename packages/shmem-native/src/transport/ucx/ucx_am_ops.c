@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "transport/ucx/ucx.h"
 
 /* Puts and gets travel in pieces of at most this many bytes.  A piece fits the eager

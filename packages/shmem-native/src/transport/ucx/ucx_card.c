@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/ucx/ucx.h"
 
 /* Control-plane keys of the exchange. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/ucx/ucx.h"
 
 /* A graceful close waits this long for the peer's answer before it forces the close. */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/error.h"
-#include "core/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "transport/ucx/ucx.h"
 
 /* Which data plane to use: am, rma or auto (the default). */

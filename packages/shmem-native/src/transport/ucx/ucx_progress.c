@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/ucx/ucx.h"
 
 /* A wait polls this many times before it starts yielding the CPU ... */

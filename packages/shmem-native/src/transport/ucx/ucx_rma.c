@@ -2,7 +2,7 @@
  * hardware does RMA, where the rkey is the capability (see ucx.h). */
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/ucx/ucx.h"
 
 /* Under c->lock: c's endpoint to pe and the remote key of pe's segment seg for it. */

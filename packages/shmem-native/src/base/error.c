@@ -1,10 +1,10 @@
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "aclshmem/init.h"
-#include "core/log.h"
+#include "base/log.h"
 
 static _Thread_local char last_error[512];
 static _Thread_local shmemi_fail_hook_fn fail_hook;

@@ -1,4 +1,4 @@
-#include "core/log.h"
+#include "base/log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "aclshmem/log.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL"};
 

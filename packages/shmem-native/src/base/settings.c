@@ -1,11 +1,11 @@
-#include "core/settings.h"
+#include "base/settings.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aclshmem/init.h"
-#include "core/error.h"
+#include "base/error.h"
 
 static pthread_mutex_t settings_lock = PTHREAD_MUTEX_INITIALIZER;
 static shmemi_tls_settings_t tls = {.tls_enabled = true}; /* TLS is on by default */

@@ -1,7 +1,7 @@
 /* The collective allocation calls behind every public allocation API (aclshmem_malloc and
  * friends, shmem_malloc and friends): errors name api, the public call. */
-#ifndef SHMEMI_MEM_API_H
-#define SHMEMI_MEM_API_H
+#ifndef SHMEMI_ALLOC_H
+#define SHMEMI_ALLOC_H
 
 #include <stddef.h>
 

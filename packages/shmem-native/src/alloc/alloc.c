@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem/mem_api.h"
+#include "alloc/alloc.h"
 
 #include "aclshmem/mem.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "core/instance.h"
 #include "mem/heap.h"
 #include "prof/prof.h"
