@@ -10,8 +10,8 @@ when a module imports a module of a later layer, when the modules' imports form 
 also one inside a function or under ``if TYPE_CHECKING:``: a deferred import still makes
 the importer depend on the imported module.  Imports of other packages (the standard
 library, numpy, torch, shmem from shmem_torch) are not this table's business, and neither
-are imports of modules that are not files of the tree (the generated ``_pyshmem_families``)
-or of names of a package's ``__init__`` (``from . import __version__``).
+are imports of modules that are not files of the tree (the cffi module ``_aclshmem_cffi`` a
+build generates) or of names of a package's ``__init__`` (``from . import __version__``).
 
     check_py_layers.py [REPO_ROOT]   check the tree (default: the folder above this script)
     check_py_layers.py --graph PKG   print the imports between PKG's modules (e.g. shmem_tools)
@@ -30,8 +30,11 @@ import tempfile
 PACKAGES = {
     "shmem": ("packages/shmem-core/src", [
         ("errors and sizes", ["_errors", "_sizes"]),
-        ("C declarations", ["_native_coll", "_native"]),
-        ("build of the C binding", ["_ffi_build"]),
+        ("the ABI from the headers, and its build", ["_abi", "_ffi_build", "_abi_build"]),
+        ("the cffi library (_aclshmem_cffi: made by a build, from decl/)", ["_aclshmem_cffi", "_native"]),
+        ("runtime state", ["_state"]),
+        ("argument conversions, constants and classes", ["_pyshmem_args", "_pyshmem_types"]),
+        ("the generated functions", ["_pyshmem_families", "_pyshmem_coll_families"]),
         ("the one way into C", ["_pyshmem"]),
         ("bootstrap", ["_bootstrap"]),
         ("core state and checks", ["core._state", "core.utils", "core._export", "core._logbridge"]),

@@ -1,5 +1,6 @@
-"""The shmem-core wheel carries the modules its build generates (cffi's out-of-line ABI
-module and the templated functions of shmem._pyshmem), stays pure Python
+"""The shmem-core wheel carries the module its build generates (cffi's out-of-line ABI
+module) and the committed ones made from the headers (the C declarations, the typed
+functions of shmem._pyshmem), stays pure Python
 (py3-none-any), and from it ``import shmem.core`` plus a first call parse no C: pycparser
 is never imported.  (ci/wheels.sh installs the same wheel into a fresh venv and runs a
 job with it.)"""
@@ -15,7 +16,9 @@ import pytest
 
 from integration_helpers import PACKAGES, run
 
-GENERATED = ("shmem/_aclshmem_cffi.py", "shmem/_pyshmem_families.py", "shmem/_pyshmem_coll_families.py")
+# What the build generates, and the committed files made from the headers that it must carry.
+GENERATED = ("shmem/_aclshmem_cffi.py", "shmem/_pyshmem_families.py", "shmem/_pyshmem_coll_families.py",
+             "shmem/_abi.py", "shmem/decl/aclshmem.h", "shmem/decl/aclshmem_coll.h")
 
 PROBE = """
 import json, sys, time
@@ -39,7 +42,6 @@ def wheel(tmp_path_factory):
     source = tmp / "shmem-core"
     shutil.copytree(os.path.join(PACKAGES, "shmem-core"), source,
                     ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info", "_aclshmem_cffi.py",
-                                                  "_pyshmem_families.py", "_pyshmem_coll_families.py",
                                                   ".pytest_cache"))
     dist = tmp / "dist"
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--wheel-dir", str(dist),

@@ -1,13 +1,14 @@
-"""shmem-core's build step beyond pyproject.toml: build_py also writes the modules
-generated from the tables of ``shmem._native`` (see ``src/shmem/_ffi_build.py``): cffi's
-out-of-line ABI module ``shmem._aclshmem_cffi`` and the templated functions
-``shmem._pyshmem_families`` and ``shmem._pyshmem_coll_families``.  All are pure Python, so the wheel stays py3-none-any and
-nothing is compiled at install time.
+"""shmem-core's build step beyond pyproject.toml: build_py also writes cffi's out-of-line
+ABI module ``shmem._aclshmem_cffi`` from the committed declarations ``src/shmem/decl/*.h``
+(see ``src/shmem/_ffi_build.py``).  It is pure Python, so the wheel stays py3-none-any and
+nothing is compiled at install time.  (The typed functions of ``shmem._pyshmem`` are
+committed source: ``python -m shmem._abi_build`` makes them, and the declarations, from the
+public headers.)
 
-Regular builds (wheel, sdist -> wheel) write them into the build tree only.  An editable
-install (``pip install -e``) writes them next to the sources in ``src/shmem``, where git
-ignores them; run it again after changing the tables (a stale generated module is never
-used: the package then parses and compiles at run time instead, ~0.2 s slower).
+Regular builds (wheel, sdist -> wheel) write the module into the build tree only.  An
+editable install (``pip install -e``) writes it next to the sources in ``src/shmem``, where
+git ignores it; run it again after the declarations change (a stale module is never used:
+the package then parses the declarations at run time instead, ~0.1 s slower).
 """
 
 import importlib.util
@@ -29,7 +30,7 @@ def _load(name):
 
 
 class BuildPyWithGenerated(build_py):
-    """build_py plus the generated modules."""
+    """build_py plus the generated cffi module."""
 
     def _generated_dir(self):
         if getattr(self, "editable_mode", False):
@@ -39,7 +40,7 @@ class BuildPyWithGenerated(build_py):
     def run(self):
         super().run()
         builder = _load("_ffi_build")
-        for path in builder.generate(self._generated_dir(), _load("_native")):
+        for path in builder.generate(self._generated_dir()):
             print(f"shmem-core: generated {os.path.relpath(path, HERE)}")
 
     def find_package_modules(self, package, package_dir):

@@ -7,7 +7,7 @@ import os
 import warnings
 
 from harness import free_port, raises
-from shmem import _pyshmem as P, core, testing
+from shmem import _pyshmem as P, _state, core, testing
 from shmem.core import AclshmemError, AclshmemInvalid
 
 MB = 1 << 20
@@ -72,7 +72,7 @@ def init_paths():
     core.finalize()
     assert core.init_status() is core.InitStatus.NOT_INITIALIZED
     # put's checks ask again after a finalize (the state the ring check cached is gone)
-    assert P._active_instance_state() is None
+    assert _state.active_instance() is None
     private = ctypes.create_string_buffer(8)
     ext = core.Buffer(ctypes.addressof(private), 8)
     raises(AclshmemInvalid, core.put, ext, ext, 0, 0, match="not initialised")
@@ -167,10 +167,10 @@ def multi_instance():
     rank, n = testing.pe(), testing.npes()
     uid1 = _new_uid()
     b0 = core.buffer(64)
-    assert P._active_instance_state() == (0, n)
+    assert _state.active_instance() == (0, n)
     core.init(uid=uid1, rank=rank, nranks=n, mem_size=8 * MB, instance_id=1)
     core.set_instance(1)
-    assert P._active_instance_state() == (1, n)
+    assert _state.active_instance() == (1, n)
     assert core.current_instance() == 1 and core.my_pe() == rank and core.n_pes() == n
     b1 = core.buffer(64)
     assert b1.instance_id == 1 and b0.instance_id == 0
@@ -179,7 +179,7 @@ def multi_instance():
     raises(AclshmemInvalid, core.get_peer_buffer, b0, 0, match="instance")
     _ring_check()
     with core.multi_instance(0) as iid:
-        assert iid == 0 and core.current_instance() == 0 and P._active_instance_state() == (0, n)
+        assert iid == 0 and core.current_instance() == 0 and _state.active_instance() == (0, n)
         raises(AclshmemInvalid, core.put, b1, b1, 0, 0, match="instance")
         _ring_check()
     assert core.current_instance() == 1
@@ -187,7 +187,7 @@ def multi_instance():
     core.free(b1)
     core.finalize(1)
     # The library made instance 0 active again; the state cached for put's checks follows.
-    assert P._active_instance_state() == (0, n)
+    assert _state.active_instance() == (0, n)
     core.set_instance(0)
     assert core.current_instance() == 0
     core.free(b0)

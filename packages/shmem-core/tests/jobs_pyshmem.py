@@ -5,7 +5,8 @@ import os
 import numpy as np
 
 from harness import Checks, raises
-from shmem import _native, _pyshmem as P, core
+from shmem import _abi, _native, _pyshmem as P, _state, core
+from shmem._pyshmem_types import is_valid_team
 
 NPES = 4
 checks = Checks()
@@ -185,7 +186,7 @@ def barriers_and_handles():
         raises(ValueError, P.Handle, bad)
     raises(TypeError, P.aclshmemx_barrier_all_on_stream, None)
     raises(TypeError, P.aclshmemx_handle_wait, 0, 0)
-    assert P._is_valid_team(0) and not P._is_valid_team(True) and not P._is_valid_team(5)
+    assert is_valid_team(0) and not is_valid_team(True) and not is_valid_team(5)
     t = P.team_split_strided(0, 0, 1, 2)
     if me < 2:
         stale = P.Handle(t)
@@ -277,7 +278,7 @@ def last_error_flag_is_the_threads_own_buffer():
     import threading
 
     ffi, lib = _native.load()
-    flag = P._last_error_flag()
+    flag = _state.last_error_flag()
     address = int(ffi.cast("uintptr_t", flag))
     assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
     assert address == int(ffi.cast("uintptr_t", lib.aclshmemx_get_last_error()))
@@ -286,8 +287,8 @@ def last_error_flag_is_the_threads_own_buffer():
     P.aclshmem_putmem(P.aclshmemx_get_heap_base(), P.aclshmemx_get_heap_base(), 8, P.pe_count())  # bad PE
     assert flag[0] != 0 and P.aclshmemx_get_last_error()
     seen = []
-    t = threading.Thread(target=lambda: seen.append((int(ffi.cast("uintptr_t", P._last_error_flag())),
-                                                     P._last_error_flag()[0])))
+    t = threading.Thread(target=lambda: seen.append((int(ffi.cast("uintptr_t", _state.last_error_flag())),
+                                                     _state.last_error_flag()[0])))
     t.start()
     t.join()
     assert seen[0][0] != address and seen[0][1] == 0, seen
@@ -570,7 +571,7 @@ def amo_every_operation_and_type():
     """Every PE works on its right neighbour's element, so every result is known."""
     me, n, right, left = ring()
     generated = set(P.GENERATED)
-    assert sorted(AMO_NUMPY) == sorted({f[4] for f in _native.family_functions() if "_atomic_" in f[0]})
+    assert sorted(AMO_NUMPY) == sorted({tname for _, tname in _abi.ATOMICS})
     sym = P.aclshmem_calloc(4, 8)
     for tname in AMO_NUMPY:
         def c(x, tname=tname):

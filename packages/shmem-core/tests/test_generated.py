@@ -1,11 +1,12 @@
-"""The modules generated at build time (shmem._ffi_build): cffi's out-of-line ABI module
-and the templated functions of shmem._pyshmem.
+"""The generated parts of shmem-core: cffi's out-of-line ABI module (made by every build
+from the committed declarations) and the committed typed functions of shmem._pyshmem.
 
 Each test works on a copy of the package in a temporary folder (so that what it generates,
 changes or deletes touches nothing else) and imports it in a fresh interpreter: with the
-generated modules nothing parses C (no pycparser); with a stale or missing one the package
-still works, parsing and compiling at run time.  A type checker sees the templated
-functions' signatures.
+generated cffi module nothing parses C (no pycparser); with a stale or missing one the
+package still works, parsing the declarations at run time.  The typed functions are always
+the committed modules (no source is compiled at run time).  A type checker sees their
+signatures in a copy where nothing was generated (a fresh clone).
 """
 
 import json
@@ -79,50 +80,48 @@ def _probe(site):
     return out
 
 
-def test_with_the_generated_modules_nothing_parses_c(tmp_path):
-    site, target = _copy_package(tmp_path, generate=True)
-    out = _probe(site)
-    assert out["precompiled"] is True
-    assert out["pycparser"] is False, "pycparser was imported although the generated cffi module is there"
+def _assert_committed_functions(out, target):
     assert out["put_code"] == str(target / _ffi_build.FAMILIES_MODULE_FILE)
     assert out["coll_code"] == str(target / _ffi_build.COLL_FAMILIES_MODULE_FILE)
 
 
-@pytest.mark.parametrize("change", ["_native.py", "_ffi_build.py"])
-def test_a_stale_generated_module_is_not_used(tmp_path, change):
-    """After the tables or the templates change, the modules generated before are stale:
-    the package parses and compiles at run time instead of using them."""
+def test_with_the_generated_module_nothing_parses_c(tmp_path):
     site, target = _copy_package(tmp_path, generate=True)
-    with open(target / change, "a", encoding="utf-8") as f:
-        f.write("\n# changed after the build\n")
+    out = _probe(site)
+    assert out["precompiled"] is True
+    assert out["pycparser"] is False, "pycparser was imported although the generated cffi module is there"
+    _assert_committed_functions(out, target)
+
+
+def test_a_stale_generated_module_is_not_used(tmp_path):
+    """After the declarations change, the cffi module generated before is stale: the
+    package parses the declarations at run time instead of using it."""
+    site, target = _copy_package(tmp_path, generate=True)
+    with open(target / "decl" / "aclshmem.h", "a", encoding="utf-8") as f:
+        f.write("\n/* changed after the build */\n")
     out = _probe(site)
     assert out["precompiled"] is False
     assert out["pycparser"] is True
-    assert out["put_code"].startswith("<generated"), out["put_code"]
+    _assert_committed_functions(out, target)
 
 
-def test_without_generated_modules_the_package_still_works(tmp_path):
-    site, _ = _copy_package(tmp_path, generate=False)
+def test_without_the_generated_module_the_package_still_works(tmp_path):
+    site, target = _copy_package(tmp_path, generate=False)
     out = _probe(site)
-    assert out["precompiled"] is False and out["put_code"].startswith("<generated")
-    assert out["coll_code"].startswith("<generated")
+    assert out["precompiled"] is False
+    _assert_committed_functions(out, target)
 
 
-def test_the_generated_families_match_the_templates():
-    """What the build writes is what the package would compile at run time, and every
-    templated function is in it."""
+def test_every_generated_function_is_a_function_of_pyshmem():
     from shmem import _native, _pyshmem
 
-    source = _ffi_build.families_source(_native, "fp")
-    coll_source = _ffi_build.families_source(_native, "fp", "coll")  # made at first use
-    for text in (source, coll_source):
-        compile(text, "<families>", "exec")  # valid Python
-        assert "SOURCE_FINGERPRINT = 'fp'" in text
-    for name, *_ in _native.hand_calls() + _native.family_functions():
-        assert f"\ndef {name}(" in (coll_source if _native.is_collective(name) else source), name
-        assert getattr(_pyshmem, name).__module__ == "shmem._pyshmem"
-    for alias in _pyshmem.SEED_ALIASES:
-        assert f"\ndef {alias}(" in source, alias
+    names = [name for name, _, _ in _ffi_build.generated_functions(_ffi_build.declared_functions())]
+    assert set(_pyshmem.GENERATED) <= set(names)  # the typed families, and the calls without a type
+    for name in names:
+        assert getattr(_pyshmem, name).__module__ == "shmem._pyshmem", name
+        assert _native.is_collective(name) == (name in _native.collective_names())
+    for alias, target in _pyshmem.SEED_ALIASES.items():
+        assert getattr(_pyshmem, alias).__module__ == "shmem._pyshmem" and target in names
 
 
 # ---------------------------------------------------------------------------
@@ -169,8 +168,8 @@ def _mypy(site, tmp_path, name, text):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def test_a_type_checker_sees_the_templated_signatures(tmp_path):
-    site, _ = _copy_package(tmp_path, generate=True)
+def test_a_type_checker_sees_the_generated_signatures(tmp_path):
+    site, _ = _copy_package(tmp_path, generate=False)  # as a fresh clone: nothing built
     rc, out = _mypy(site, tmp_path, "good.py", GOOD)
     assert rc == 0, f"mypy rejected correct calls:\n{out}"
     rc, out = _mypy(site, tmp_path, "bad.py", BAD)

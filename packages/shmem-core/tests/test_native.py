@@ -12,7 +12,7 @@ import pytest
 from pycparser import c_ast, c_generator, c_parser
 
 from conftest import include_dir
-from shmem import _native
+from shmem import _abi, _ffi_build, _native
 
 FAKE_HEADERS = {
     "stdbool.h": "#define bool _Bool\n#define true 1\n#define false 0\n",
@@ -177,26 +177,27 @@ def test_types_of_the_cdef_match_the_header(header_ast, cdef_ast):
         assert cdef[name] == header[name], f"{name}: cdef {cdef[name]} != header {header[name]}"
 
 
-def test_families_are_generated_from_the_type_tables():
-    names = {f[0] for f in _native.family_functions()}
-    for tname, _ in _native.RMA_TYPES:
+def test_the_families_follow_the_type_tables():
+    names = {f[0] for f in _ffi_build.declared_functions()}
+    for tname, _ in _abi.RMA_TYPES:
         assert f"aclshmem_{tname}_iput" in names and f"aclshmem_{tname}_put_signal_nbi" in names
-    for tname, _ in _native.P2P_SYNC_TYPES:
+    for tname, _ in _abi.P2P_SYNC_TYPES:
         assert f"aclshmem_{tname}_test_some_vector" in names
     assert "aclshmem_double_wait_until" not in names  # double is not a p2p-sync type
     assert "aclshmem_half_wait_until" not in names and "aclshmem_bfloat16_put_signal" in names
     # The AMO tables: integers take every operation, floats no bitwise ones, half and
     # bfloat16 no compare_swap.
-    for tname, _ in _native.AMO_INT_TYPES:
+    for tname, _ in _abi.AMO_INT_TYPES:
         assert f"aclshmem_{tname}_atomic_fetch_xor" in names and f"aclshmem_{tname}_atomic_compare_swap" in names
     assert "aclshmem_double_atomic_compare_swap" in names and "aclshmem_float_atomic_inc" not in names
     assert "aclshmem_bfloat16_atomic_fetch_add" in names and "aclshmem_half_atomic_compare_swap" not in names
-    assert len([n for n in names if "_atomic_" in n]) == 8 * 14 + 2 * 6 + 2 * 5
-    for bits in _native.RMA_SIZES:
+    assert len([n for n in names if "_atomic_" in n]) == 8 * 14 + 2 * 6 + 2 * 5 == len(_abi.ATOMICS)
+    for bits in _abi.RMA_SIZES:
         assert f"aclshmem_iget{bits}" in names and f"aclshmem_put{bits}_signal" in names
-    # The generated part of the cdef is not written out in the source.
-    src = open(_native.__file__).read()
-    assert "aclshmem_int32_put(" not in src and "aclshmem_put64(" not in src
+    # No declaration is written out in the Python sources.
+    for module in (_native, _ffi_build):
+        src = open(module.__file__).read()
+        assert "aclshmem_int32_put(" not in src and "aclshmem_put64(" not in src
 
 
 def test_every_cdef_function_is_exported_by_the_library(cdef_ast, lib):
@@ -251,7 +252,7 @@ def _load_in_subprocess(env_changes):
     code = textwrap.dedent("""
         import sys
         sys.modules['shmem_native'] = None   # as if the package were not installed
-        from shmem import _native
+        from shmem import _abi, _ffi_build, _native
         try:
             _native.load()
         except _native.LibraryNotFoundError as e:

@@ -1,42 +1,168 @@
-"""The build step of shmem-core: writes the files generated from the tables of
-``shmem._native``.
+"""Turns the C declarations of ``decl/`` (made from the public headers by
+``shmem._abi_build``) into Python.
 
-* ``_aclshmem_cffi.py``: cffi's out-of-line ABI-mode module (``set_source(name, None)``):
-  the declarations of ``cdef_source()`` already parsed, as data.  ``shmem._native`` loads
-  it and ``dlopen``s libaclshmem through it, so no C is parsed at run time (no pycparser,
-  no compiler: the module is pure Python).
-* ``_pyshmem_families.py`` and ``_pyshmem_coll_families.py``: the templated functions of
-  ``shmem._pyshmem`` (the typed and sized families, the calls without an element type of
-  ``shmem._native.hand_calls()`` and the seed's aliases; the second, the collectives' typed
-  families, two thirds of them, is imported when one of them is first used),
-  with type annotations.  As a module it is compiled once (to its .pyc) instead of at
-  every import, and type checkers and editors read its signatures (``_pyshmem.py``
-  imports it under ``TYPE_CHECKING``).
+* ``_pyshmem_families.py`` and ``_pyshmem_coll_families.py`` (committed, written by
+  ``python -m shmem._abi_build``): the typed functions of ``shmem._pyshmem``, one per
+  declared C function that ``_pyshmem.py`` does not wrap by hand (``HAND_WRITTEN``), with
+  type annotations, so that type checkers and editors read every signature in a fresh
+  clone.  The second, the collectives' typed families (two thirds of them), is imported
+  when one of them is first used.
+* ``_aclshmem_cffi.py`` (written by every build: ``setup.py`` calls :func:`generate`;
+  ``python -m shmem._ffi_build`` writes it next to the sources): cffi's out-of-line
+  ABI-mode module (``set_source(name, None)``), the declarations already parsed, as data.
+  It records a fingerprint of the declaration files it was made from; ``shmem._native``
+  ignores a stale one and parses the declarations at first use instead (~0.1 s; cffi's
+  output depends on the cffi version, so it is not committed).
 
-All record the fingerprint of the sources they came from
-(``shmem._native.source_fingerprint()``: this file, ``_native.py`` and ``_native_coll.py``);
-the package ignores a stale one.  ``setup.py`` runs :func:`generate` for every wheel (into the wheel's
-tree) and for an editable install (into ``src/shmem``, where git ignores them).  In a source
-checkout ``python -m shmem._ffi_build`` writes them next to the sources.  Without them
-everything still works: ``shmem._native`` then parses the declarations with pycparser at
-first use and ``shmem._pyshmem`` compiles :func:`families_source` at import (together
-~0.2 s more).
-
-This module imports nothing of the package at its top: ``setup.py`` loads it, and
-``_native.py``, by path, before anything is installed.
+This module imports nothing of the package at its top: ``setup.py`` loads it by path
+before anything is installed.
 """
 
 import os
+import re
 import sys
+import zlib
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+DECL_DIR = os.path.join(HERE, "decl")
+DECL_FILES = {"base": "aclshmem.h", "coll": "aclshmem_coll.h"}
 FFI_MODULE_FILE = "_aclshmem_cffi.py"
 FAMILIES_MODULE_FILE = "_pyshmem_families.py"
 COLL_FAMILIES_MODULE_FILE = "_pyshmem_coll_families.py"
-GENERATED_FILES = (FFI_MODULE_FILE, FAMILIES_MODULE_FILE, COLL_FAMILIES_MODULE_FILE)
-FAMILIES_MODULE = "shmem._pyshmem_families"
-COLL_FAMILIES_MODULE = "shmem._pyshmem_coll_families"
+#: What a build generates (the rest is committed).
+GENERATED_FILES = (FFI_MODULE_FILE,)
+PRECOMPILED_MODULE = "shmem._aclshmem_cffi"
 
-# How each kind of parameter (shmem._native.param_kind) is converted on the slow path:
+#: The C functions that shmem._pyshmem wraps by hand (they return Python objects, raise on
+#: an error code, take enums or structures); every other declared function is generated.
+HAND_WRITTEN = frozenset((
+    "aclshmem_align", "aclshmem_barrier", "aclshmem_barrier_all", "aclshmem_calloc", "aclshmem_fence",
+    "aclshmem_finalize", "aclshmem_free", "aclshmem_global_exit", "aclshmem_info_get_name",
+    "aclshmem_info_get_version", "aclshmem_malloc", "aclshmem_my_pe", "aclshmem_n_pes", "aclshmem_ptr",
+    "aclshmem_quiet", "aclshmem_sync", "aclshmem_sync_all", "aclshmem_team_destroy", "aclshmem_team_get_config",
+    "aclshmem_team_my_pe", "aclshmem_team_n_pes", "aclshmem_team_split_2d", "aclshmem_team_split_strided",
+    "aclshmem_team_translate_pe", "aclshmemx_align", "aclshmemx_barrier_all_on_stream",
+    "aclshmemx_barrier_all_vec", "aclshmemx_barrier_on_stream", "aclshmemx_barrier_vec", "aclshmemx_block_idx",
+    "aclshmemx_block_num", "aclshmemx_calloc", "aclshmemx_clear_last_error", "aclshmemx_describe",
+    "aclshmemx_finalize", "aclshmemx_free", "aclshmemx_get_engine_config", "aclshmemx_get_heap_base",
+    "aclshmemx_get_last_error",
+    "aclshmemx_get_prof", "aclshmemx_get_uniqueid", "aclshmemx_handle_wait", "aclshmemx_init_attr",
+    "aclshmemx_init_status", "aclshmemx_instance_ctx_get", "aclshmemx_instance_ctx_set",
+    "aclshmemx_kernel_launch", "aclshmemx_malloc", "aclshmemx_prof_end", "aclshmemx_prof_start",
+    "aclshmemx_set_attr_uniqueid_args", "aclshmemx_set_conf_store_tls", "aclshmemx_set_config_store_tls_key",
+    "aclshmemx_set_extern_logger", "aclshmemx_set_log_level", "aclshmemx_set_mte_config",
+    "aclshmemx_set_qp_num", "aclshmemx_set_rdma_config", "aclshmemx_set_sdma_config",
+    "aclshmemx_set_udma_config", "aclshmemx_show_prof", "aclshmemx_stream_create", "aclshmemx_stream_destroy",
+    "aclshmemx_stream_synchronize", "util_get_ffts_config",
+))
+
+
+def read_decl(part=None):
+    """The text of a declaration file (part "base" or "coll"), or of both."""
+    if part is None:
+        return read_decl("base") + read_decl("coll")
+    with open(os.path.join(DECL_DIR, DECL_FILES[part]), encoding="utf-8") as f:
+        return f.read()
+
+
+def decl_fingerprint():
+    """A digest of the declaration files: what the cffi module is made from.  (zlib, as
+    hashlib would load OpenSSL: ~3 ms of every import.)"""
+    parts = []
+    for part in DECL_FILES:
+        data = read_decl(part).encode()
+        parts.append(f"{len(data)}:{zlib.crc32(data):08x}")
+    return "/".join(parts)
+
+
+def split_function(text):
+    """(name, return type, ((C type, name), ...)) of one rendered declaration
+    ``ret name(type a, type b);``; the parameters are None when one is a function pointer."""
+    m = re.match(r"^(.*?)\b(\w+)\((.*)\);$", text)
+    if not m:
+        raise ValueError(f"not a function declaration: {text}")
+    ret, name, args = m.group(1).strip(), m.group(2), m.group(3)
+    if "(" in args:
+        return name, ret, None  # a function pointer among them: wrapped by hand, if at all
+    params = []
+    if args not in ("", "void"):
+        for arg in args.split(", "):
+            pm = re.match(r"^(.*?)(\w+)$", arg)
+            params.append((" ".join(pm.group(1).split()), pm.group(2)))
+    return name, ret, tuple(params)
+
+
+def functions_of(decl_text):
+    """[(name, return type, ((C type, name), ...))] of the functions of a declaration file,
+    in order."""
+    out = []
+    for line in decl_text.splitlines():
+        if line and not line.startswith(("/*", "typedef", " ", "{", "}")) and line.endswith(");"):
+            out.append(split_function(line))
+    return out
+
+
+def declared_functions(part=None):
+    """functions_of() the declaration files (part "base" or "coll", or both)."""
+    return functions_of(read_decl(part))
+
+
+def element_type(params):
+    """The element type of a typed function: what its first pointer that is not ``void *``
+    points to (``int32_t`` for the ``int32_t *dest`` of aclshmem_int32_put), or None."""
+    for ctype, _ in params:
+        if ctype.endswith("*"):
+            base = ctype[:-1].replace("const ", "").strip()
+            if base != "void":
+                return base
+    return None
+
+
+def param_kind(ctype, pname, elem_ctype):
+    """How a parameter is converted: an address (a pointer, an int), a stream handle, a
+    size_t-like count, an int, an int that carries an enum (cmp, sig_op), or an element
+    value of a float, char or 16-bit floating-point type."""
+    base = ctype.replace("const ", "").strip()
+    if base == "aclrtStream":
+        return "stream"
+    if ctype.endswith("*"):
+        return "address"
+    if base == elem_ctype:
+        if base in ("float", "double"):
+            return "float"
+        if base == "char":
+            return "char"
+        if base in ("aclshmem_half_t", "aclshmem_bfloat16_t"):
+            return "fp16"
+        return "int"
+    if pname in ("cmp", "sig_op"):
+        return "enum_int"
+    if base in ("size_t", "uint32_t"):
+        return "size"
+    return "int"
+
+
+def python_name(function, param, c_names):
+    """The seed API's name of a parameter (the Python API's keyword) where the header says
+    otherwise: the signal word is ``sig``, the wait/test arrays end in ``_ptr`` (one
+    variable is ``ivar``), the waits compare with ``cmp_val`` and the sized put-signal
+    counts ``elem_size``; an element type is ``dtype``, not the builtin's name."""
+    if param == "sig_addr" and function != "aclshmem_signal_wait_until":
+        return "sig"
+    if param == "nelems" and re.search(r"_put\d+_signal", function):
+        return "elem_size"
+    if param == "cmp_value" and "_wait" in function:
+        return "cmp_val"
+    if param == "ivars" and "nelems" not in c_names:
+        return "ivar"
+    if param in ("ivars", "status", "indices", "cmp_values", "res_out"):
+        return param + "_ptr"
+    if param == "type":  # (the wrappers call the builtin type())
+        return "dtype"
+    return param
+
+
+# How each kind of parameter (param_kind) is converted on the slow path:
 # the checks and messages of shmem._pyshmem.
 _CONVERTERS = {
     "address": "_addr({0}, {0!r})",
@@ -48,7 +174,7 @@ _CONVERTERS = {
     "char": "_char_value({0})",
     "fp16": "_fp16_bits({0}, {0!r})",
 }
-_HELPERS = ("_LazyFunction", "_addr", "_char_result", "_char_value", "_float_value", "_fp16_bits", "_int",
+_HELPERS = ("LazyFunction", "_addr", "_char_result", "_char_value", "_float_value", "_fp16_bits", "_int",
             "_opt_enum_int", "_size", "_stream_addr")
 
 # The kinds that go to cffi unconverted only when they are exactly an int: cffi would also
@@ -70,7 +196,7 @@ _PARAM_TYPES = {
     "fp16": "SupportsIndex",
 }
 
-# Docstrings of the hand-written calls (shmem._native._RMA_CALLS).
+# Docstrings of the calls without an element type.
 _RMA_DOCS = {
     "aclshmem_putmem": "Blocking put of ``elem_size`` bytes to symmetric ``dst`` on ``pe``.",
     "aclshmem_getmem": "Blocking get of ``elem_size`` bytes from symmetric ``src`` on ``pe``.",
@@ -114,14 +240,7 @@ def _result_type(ret):
     return "int"  # integers, 16-bit float patterns, and char (its byte value)
 
 
-def seed_aliases(native):
-    """{seed name: C function}: the original's Python API names the sized put-with-signal
-    family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi]."""
-    return {f"aclshmemx_put{bits}_signal{suffix}": f"aclshmem_put{bits}_signal{suffix}"
-            for bits in native.RMA_SIZES for suffix in ("", "_nbi")}
-
-
-def _doc(name, c_name, ret, params):
+def _doc(name, c_name, ret, c_params):
     if name in _RMA_DOCS:
         return _RMA_DOCS[name]
     if name != c_name:
@@ -129,17 +248,19 @@ def _doc(name, c_name, ret, params):
                 f"    width from ``src`` to symmetric ``dst`` on ``pe``, then updates the 32-bit signal\n"
                 f"    word ``sig`` there (``sig_op``: SIGNAL_SET or SIGNAL_ADD)"
                 + (", complete after aclshmem_quiet." if c_name.endswith("_nbi") else ", complete when it returns."))
-    cdecl = ", ".join(f"{t} {p}" for t, p in params)
+    cdecl = ", ".join(t + p if t.endswith("*") else f"{t} {p}" for t, p in c_params)
     return f"Binding of ``{ret} {name}({cdecl})``; pointers are integer addresses."
 
 
-def _function_source(native, name, c_name, ret, params, elem_ctype):
+def _function_source(name, c_name, ret, c_params):
     """One wrapper: when every int-like argument is an int, the arguments go to the C
     function (the module global ``_c_<c_name>``) as they are: one cffi call, no conversion
     in Python.  Otherwise, or when cffi refuses one (out of range), the converters check
     them and raise the error."""
-    names = [p for _, p in params]
-    kinds = [native.param_kind(ctype, p, elem_ctype) for ctype, p in params]
+    c_names = [p for _, p in c_params]
+    names = [python_name(c_name, p, c_names) for p in c_names]
+    elem_ctype = element_type(c_params)
+    kinds = [param_kind(ctype, p, elem_ctype) for (ctype, _), p in zip(c_params, names)]
     # One chained comparison (``int is type(a) is type(b) ...``) rather than one ``and``
     # per argument: it loads ``int`` once and measured 6 ns (4 %) less per call on putmem.
     exact = [f"type({p})" for p, k in zip(names, kinds) if k in _EXACT_INT_KINDS]
@@ -150,7 +271,7 @@ def _function_source(native, name, c_name, ret, params, elem_ctype):
         fast, slow = f"_char_result({fast})", f"_char_result({slow})"
     signature = ", ".join(f"{p}: {_PARAM_TYPES[k]}" for p, k in zip(names, kinds))
     return (f"def {name}({signature}) -> {_result_type(ret)}:\n"
-            f'    """{_doc(name, c_name, ret, params)}"""\n'
+            f'    """{_doc(name, c_name, ret, c_params)}"""\n'
             f"    if {guards or 'True'}:\n"
             f"        try:\n"
             f"            return {fast}\n"
@@ -159,47 +280,59 @@ def _function_source(native, name, c_name, ret, params, elem_ctype):
             f"    return {slow}\n")
 
 
-def families_source(native, fingerprint, part="base"):
-    """The text of _pyshmem_families.py (part "base": the hand-written calls, every family
-    but the collectives' and the seed's aliases) or of _pyshmem_coll_families.py (part
-    "coll": the collectives' typed families, which _pyshmem loads when one is first used)."""
-    if part == "coll":
-        entries = [(name, name, ret, params, ctype)
-                   for name, ret, params, ctype, _tag in native.family_functions("coll")]
-        aliases = {}
-    else:
-        entries = [(name, name, ret, params, ctype)
-                   for name, ret, params, ctype, _tag in native.hand_calls() + native.family_functions("base")]
-        aliases = seed_aliases(native)
+def seed_aliases(functions):
+    """{seed name: C function}: the original's Python API names the sized put-with-signal
+    family aclshmemx_put{BITS}_signal[_nbi]; the C library has aclshmem_put{BITS}_signal[_nbi]."""
+    return {"aclshmemx_" + name[len("aclshmem_"):]: name
+            for name, _, _ in functions if re.match(r"^aclshmem_put\d+_signal(_nbi)?$", name)}
+
+
+def generated_functions(functions):
+    """The declared functions that get a generated wrapper, as given by
+    shmem._abi_build.functions_of: (name, return type, parameters)."""
+    out = []
+    for name, ret, params in functions:
+        if name in HAND_WRITTEN:
+            continue
+        if params is None:
+            raise ValueError(f"{name} takes a function pointer: wrap it by hand (HAND_WRITTEN)")
+        out.append((name, ret, params))
+    return out
+
+
+def families_source(functions, part="base"):
+    """The text of _pyshmem_families.py (part "base": every generated function but the
+    collectives' typed families, and the seed's aliases) or of _pyshmem_coll_families.py
+    (part "coll"), from the functions of that part's declaration file."""
+    entries = [(name, name, ret, params) for name, ret, params in generated_functions(functions)]
+    aliases = seed_aliases(functions) if part == "base" else {}
     by_name = {e[0]: e for e in entries}
     for alias, target in aliases.items():
-        _, _, ret, params, ctype = by_name[target]
-        entries.append((alias, target, ret, params, ctype))
+        entries.append((alias, target, by_name[target][2], by_name[target][3]))
     names = [e[0] for e in entries]
     parts = [
-        "# Generated by shmem._ffi_build from the tables of shmem._native: do not edit.",
-        '"""The templated functions of shmem._pyshmem (which re-exports them)."""',
+        "# Generated by `python -m shmem._abi_build` from decl/" + DECL_FILES[part] + " (the public headers): "
+        "do not edit.",
+        '"""The generated functions of shmem._pyshmem (which re-exports them)."""',
         "from __future__ import annotations",
         "",
         "from enum import Enum",
         "from typing import Optional, SupportsFloat, SupportsIndex, Union",
         "",
-        f"from ._pyshmem import {', '.join(_HELPERS)}",
-        "",
-        f"SOURCE_FINGERPRINT = {fingerprint!r}",
+        f"from ._pyshmem_args import {', '.join(_HELPERS)}",
         "",
         "__all__ = [" + ", ".join(repr(n) for n in names) + "]",
         "",
         f"SEED_ALIASES = {aliases!r}",
         "",
+        "# The C functions, as shmem._pyshmem_args.address_function makes them at their first call.",
     ]
-    parts.append("# The C functions, as _pyshmem._address_function makes them at their first call.")
-    for name, c_name, ret, params, ctype in entries:
+    for name, c_name, ret, params in entries:
         if name == c_name:
-            parts.append(f"_c_{c_name} = _LazyFunction(globals(), {c_name!r})")
-    for name, c_name, ret, params, ctype in entries:
+            parts.append(f"_c_{c_name} = LazyFunction(globals(), {c_name!r})")
+    for name, c_name, ret, params in entries:
         parts.append("")
-        parts.append(_function_source(native, name, c_name, ret, params, ctype))
+        parts.append(_function_source(name, c_name, ret, params))
     return "\n".join(parts)
 
 
@@ -210,47 +343,40 @@ def _write_atomically(path, text):
     os.replace(tmp, path)
 
 
-def ffi_module_source(native, fingerprint):
-    """The text of _aclshmem_cffi.py: cffi's output plus the source fingerprint."""
+def ffi_module_source():
+    """The text of _aclshmem_cffi.py: cffi's output for the declaration files, and their
+    fingerprint."""
     import tempfile
 
     import cffi
 
     builder = cffi.FFI()
-    builder.cdef(native.cdef_source())
-    builder.set_source(native.PRECOMPILED_MODULE, None)
+    builder.cdef(read_decl())
+    builder.set_source(PRECOMPILED_MODULE, None)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, FFI_MODULE_FILE)
         builder.emit_python_code(path)
         with open(path, encoding="utf-8") as f:
             text = f.read()
     return (text.rstrip("\n") + "\n\n"
-            "# What this module was generated from (shmem._native.source_fingerprint()).\n"
-            f"SOURCE_FINGERPRINT = {fingerprint!r}\n")
+            "# What this module was generated from (shmem._ffi_build.decl_fingerprint()).\n"
+            f"SOURCE_FINGERPRINT = {decl_fingerprint()!r}\n")
 
 
-def generate(directory, native):
-    """Writes the generated files into ``directory`` (the package folder ``shmem``);
-    returns their paths."""
+def generate(directory):
+    """Writes the cffi module into ``directory`` (the package folder ``shmem``); returns
+    its path."""
     os.makedirs(directory, exist_ok=True)
-    fingerprint = native.source_fingerprint()
-    ffi_path = os.path.join(directory, FFI_MODULE_FILE)
-    families_path = os.path.join(directory, FAMILIES_MODULE_FILE)
-    coll_path = os.path.join(directory, COLL_FAMILIES_MODULE_FILE)
-    _write_atomically(ffi_path, ffi_module_source(native, fingerprint))
-    _write_atomically(families_path, families_source(native, fingerprint))
-    _write_atomically(coll_path, families_source(native, fingerprint, "coll"))
-    return [ffi_path, families_path, coll_path]
+    path = os.path.join(directory, FFI_MODULE_FILE)
+    _write_atomically(path, ffi_module_source())
+    return [path]
 
 
 def main(argv=None):
-    """``python -m shmem._ffi_build [DIRECTORY]``: writes the generated files into the
-    package folder (or DIRECTORY)."""
+    """``python -m shmem._ffi_build [DIRECTORY]``: writes the cffi module into the package
+    folder (or DIRECTORY)."""
     args = sys.argv[1:] if argv is None else argv
-    from shmem import _native
-
-    directory = args[0] if args else os.path.dirname(os.path.abspath(_native.__file__))
-    for path in generate(directory, _native):
+    for path in generate(args[0] if args else HERE):
         print(f"wrote {path}")
     return 0
 

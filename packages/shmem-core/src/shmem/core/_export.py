@@ -204,15 +204,10 @@ else:
             exporter._size = 0
     else:
         ExporterBase = _PythonExporterBase
-        _ffi = None
-
         def new_exporter(addr, size):
-            global _ffi
-            if _ffi is None:
-                from .. import _native
+            from .._pyshmem_args import memory_at
 
-                _ffi = _native.get_ffi()
-            return _ffi.buffer(_ffi.cast("char *", addr), size)
+            return memory_at(addr, size)
 
         def stop_exporting(exporter):
             pass  # the Buffer's own exports check its block (a cffi buffer cannot shrink)

@@ -24,9 +24,8 @@ import atexit
 import logging
 import sys
 import threading
-from typing import Any, Optional
 
-from .. import _native, _pyshmem
+from .. import _pyshmem, _state
 
 __all__ = ["LOGGER_NAME", "python_logging_configured", "install_if_configured", "installed"]
 
@@ -36,9 +35,6 @@ LOGGER_NAME = "shmem"
 _PY_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
 
 _lock = threading.Lock()
-# The cffi callback handed to the library.  Kept for the life of the process: a thread
-# that read the library's logger pointer just before it was reset may still call it.
-_callback: Optional[Any] = None
 _installed = False
 _logger = logging.getLogger(LOGGER_NAME)  # loggers live for good; no lookup per line
 
@@ -59,7 +55,7 @@ def _python_level(level: int) -> int:
     return _PY_LEVELS[min(max(level, 0), len(_PY_LEVELS) - 1)]
 
 
-def _emit(level: int, msg: Any) -> None:
+def _emit(level: int, text: str) -> None:
     """The extern logger: one library line -> one record of the "shmem" logger.  Runs on
     the thread that logged, holding the GIL; must never raise into C."""
     try:
@@ -68,8 +64,6 @@ def _emit(level: int, msg: Any) -> None:
         py_level = _python_level(level)
         if not _logger.isEnabledFor(py_level):
             return
-        ffi = _native.get_ffi()
-        text = ffi.string(msg).decode("utf-8", "replace") if msg != ffi.NULL else ""
         _logger.log(py_level, text)  # no args: a '%' in the line is not a format
     except Exception:
         pass  # a handler's own errors went to logging's handleError already
@@ -77,21 +71,18 @@ def _emit(level: int, msg: Any) -> None:
 
 def _user_logger_set() -> bool:
     """Whether the user called shmem.set_extern_logger (their choice is kept)."""
-    return bool(getattr(_pyshmem, "_logger_installed", False))
+    return _state.user_logger_set
 
 
 def install_if_configured() -> bool:
     """Routes the library's lines to the "shmem" logger if Python logging is configured for
     it and the user installed no logger of their own; returns whether the route is in
     place.  Called by init, before the library starts (so init's own lines arrive)."""
-    global _callback, _installed
+    global _installed
     with _lock:
         if _installed or _user_logger_set() or not python_logging_configured():
             return _installed
-        ffi, lib = _native.load()
-        if _callback is None:
-            _callback = ffi.callback("void(int, const char *)", _emit)
-        lib.aclshmemx_set_extern_logger(_callback)
+        _pyshmem.aclshmemx_set_extern_logger(_emit)  # (its C callback lives for good)
         _installed = True
         return True
 
@@ -102,9 +93,9 @@ def _remove_at_exit() -> None:
     # them): it runs after them, so their lines still arrive, and before Python goes.
     global _installed
     with _lock:
-        if _installed and _native.is_loaded():
+        if _installed:  # (installing it loaded the library)
             try:
-                _native.lib.aclshmemx_set_extern_logger(_native.get_ffi().NULL)
+                _pyshmem.aclshmemx_set_extern_logger(None)
             except Exception:
                 pass
         _installed = False

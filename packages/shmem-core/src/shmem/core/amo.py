@@ -30,7 +30,7 @@ import sys
 from typing import (TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, SupportsFloat, SupportsIndex,
                     Tuple, Union, overload)
 
-from .. import _native, _pyshmem
+from .. import _abi, _pyshmem, _state
 from .._errors import AclshmemError, AclshmemInvalid
 from .buffer import Buffer, check_buffer
 from .utils import check_int, check_pe
@@ -59,7 +59,7 @@ Number = Union[int, float, SupportsIndex, SupportsFloat]
 
 #: NumPy dtype name -> the type name of the C family (aclshmem_<name>_atomic_*).
 AMO_DTYPES: Dict[str, str] = {
-    **{name: name for name, _ in _native.AMO_INT_TYPES},
+    **{name: name for name, _ in _abi.AMO_INT_TYPES},
     "float32": "float",
     "float64": "double",
     "float16": "half",
@@ -78,14 +78,9 @@ def _itemsize(tname: str) -> int:
     return bits // 8
 
 
-# (op, C type name) -> True when the C function returns the old value.  Read from the
-# generated families, so the table of the C header decides which type takes which op.
-_SUPPORTED: Dict[Tuple[str, str], bool] = {}
-for _name, _ret, _params, _ctype, _tname in _native.family_functions():
-    _prefix = f"aclshmem_{_tname}_atomic_"
-    if _name.startswith(_prefix):
-        _SUPPORTED[(_name[len(_prefix):], _tname)] = _ret != "void"
-del _name, _ret, _params, _ctype, _tname, _prefix
+# (op, C type name) -> True when the C function returns the old value: the declarations
+# of the C header decide which type takes which op (shmem._abi, generated from them).
+_SUPPORTED: Dict[Tuple[str, str], bool] = dict(_abi.ATOMICS)
 
 
 def atomic_dtypes(op: str) -> List[str]:
@@ -228,7 +223,7 @@ def amo_on_address(op: str, addr: int, pe: int, tname: str, operands: Sequence[T
     api = api or f"atomic_{op}"
     args = [_encode(tname, number, name) for name, number in operands]
     fn = getattr(_pyshmem, f"aclshmem_{tname}_atomic_{op}")
-    flag = _pyshmem._last_error_flag()  # the thread's error buffer (see utils.call_void)
+    flag = _state.last_error_flag()  # the thread's error buffer (see utils.call_void)
     flag[0] = 0
     result = fn(addr, *args, pe)
     if flag[0]:

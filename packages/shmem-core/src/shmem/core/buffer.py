@@ -19,7 +19,7 @@ import threading
 import weakref
 from typing import Any, Dict, Optional, Sequence, Tuple, Union, overload
 
-from .. import _pyshmem
+from .. import _state
 from .._pyshmem import MemType
 from . import _export
 from .._errors import AclshmemInvalid
@@ -393,7 +393,7 @@ def check_buffer(buf: object, name: str) -> "Buffer":
     if block is not None:
         if block.released:
             raise AclshmemInvalid(f"{name} has been freed and cannot be used any more")
-        state = _pyshmem._active_instance_state()  # cached: no call into the library
+        state = _state.active_instance()  # cached: no call into the library
         if state is None or state[0] != block.instance_id:
             active = active_instance_id()  # the library's own answer, for the verdict
             if active != block.instance_id:

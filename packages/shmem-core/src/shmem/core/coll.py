@@ -25,9 +25,10 @@ operation or root), so a mistake is reported instead of hanging or corrupting me
 """
 
 import enum
+import struct
 from typing import Any, NamedTuple, Optional, Union
 
-from .. import _native, _pyshmem
+from .. import _abi, _pyshmem
 from . import _export
 from .._errors import AclshmemError, AclshmemInvalid
 from .buffer import Buffer, check_buffer
@@ -60,8 +61,8 @@ COLL_DTYPES = {
 }
 
 # The C type names each operation takes, from the generated families (the header's tables).
-_REDUCIBLE = {(op, t) for op, table in _native.REDUCE_OPS for t, _ in table}
-_MOVABLE = {t for t, _ in _native.COLL_TYPES}
+_REDUCIBLE = {(op, t) for op, table in _abi.REDUCE_OPS for t, _ in table}
+_MOVABLE = {t for t, _ in _abi.COLL_TYPES}
 _ITEMSIZE = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2, "int32": 4,
              "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "complex64": 8,
              "complex128": 16, "bool": 1}
@@ -319,13 +320,11 @@ def collect(team: int, dst: Any, src: Any, stream: StreamLike = None, *, dtype: 
 
 def _exchange_counts(team: int, count: int, room: int) -> list:
     """[(src elements, dst elements)] of every PE of team, through aclshmemx_team_exchange."""
-    n = _pyshmem.team_n_pes(team)
-    mine, everyone = _native.ffi.new("uint64_t[2]", [count, room]), _native.ffi.new("uint64_t[]", 2 * n)
-    rc = _pyshmem.aclshmemx_team_exchange(team, int(_native.ffi.cast("uintptr_t", mine)), 16,
-                                         int(_native.ffi.cast("uintptr_t", everyone)))
-    if rc != _pyshmem.ACLSHMEM_SUCCESS:
-        raise AclshmemError(f"collect failed: {_pyshmem.aclshmemx_get_last_error()}", rc)
-    return [(everyone[2 * i], everyone[2 * i + 1]) for i in range(n)]
+    try:
+        records = _pyshmem.team_exchange(team, struct.pack("=QQ", count, room))
+    except AclshmemError as exc:
+        raise AclshmemError(f"collect failed: {_pyshmem.aclshmemx_get_last_error()}", exc.code) from None
+    return [struct.unpack("=QQ", record) for record in records]
 
 
 def alltoall(team: int, dst: Any, src: Any, stream: StreamLike = None, *, dtype: object = None) -> None:

@@ -13,10 +13,11 @@ a view of it any more, or at finalize.  The Buffer itself is released at once: i
 raise, and the buffer protocol hands out only empty views.
 """
 
+import struct
 import warnings
 from typing import Dict, List, Optional, Union
 
-from .. import _native, _pyshmem
+from .. import _pyshmem
 from .._pyshmem import MemType
 from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
 from ._state import instance_lock
@@ -38,17 +39,14 @@ _deferred: Dict[Optional[int], List[Block]] = {}
 def _or_over_pes(mask: int) -> int:
     """Collective over the world team of the active instance: the OR of every PE's ``mask``
     (the library's exchange: each PE writes its record, a barrier, each reads them all)."""
-    ffi = _native.get_ffi()
-    n = _pyshmem.pe_count()
-    mine, everyone = ffi.new("uint64_t *", mask), ffi.new("uint64_t[]", max(n, 1))
-    rc = _pyshmem.aclshmemx_team_exchange(_pyshmem.ACLSHMEM_TEAM_WORLD, int(ffi.cast("uintptr_t", mine)), 8,
-                                         int(ffi.cast("uintptr_t", everyone)))
-    if rc != _pyshmem.ACLSHMEM_SUCCESS:
+    try:
+        records = _pyshmem.team_exchange(_pyshmem.ACLSHMEM_TEAM_WORLD, struct.pack("=Q", mask))
+    except AclshmemError as exc:
         raise AclshmemError(f"free failed while the PEs agreed on exported views: "
-                            f"{_pyshmem.aclshmemx_get_last_error()}", rc)
+                            f"{_pyshmem.aclshmemx_get_last_error()}", exc.code) from None
     combined = 0
-    for pe in range(n):
-        combined |= everyone[pe]
+    for record in records:
+        combined |= struct.unpack("=Q", record)[0]
     return combined
 
 

@@ -2,7 +2,8 @@
 
 from typing import Callable, Union
 
-from .. import _pyshmem
+from .. import _pyshmem, _state
+from .._pyshmem_args import LazyFunction
 from .._pyshmem import CmpOp, SignalOp
 from .._errors import AclshmemError, AclshmemInvalid
 from .buffer import Buffer, check_buffer
@@ -47,18 +48,18 @@ def get(dst: Buffer, src: Buffer, remote_pe: int, stream: StreamLike = None) -> 
 
 
 # The C functions of put and get with integer addresses (made at the first call).
-_c_aclshmemx_putmem_on_stream = _pyshmem._LazyFunction(globals(), "aclshmemx_putmem_on_stream")
-_c_aclshmemx_getmem_on_stream = _pyshmem._LazyFunction(globals(), "aclshmemx_getmem_on_stream")
+_c_aclshmemx_putmem_on_stream = LazyFunction(globals(), "aclshmemx_putmem_on_stream")
+_c_aclshmemx_getmem_on_stream = LazyFunction(globals(), "aclshmemx_getmem_on_stream")
 
 
 def _transfer(api: str, c_fn: Callable[..., None], dst: Buffer, src: Buffer, remote_pe: int,
               stream: StreamLike) -> None:
     """put and get.  The fast path checks what the API requires with tests that cost no
-    call into the library (the active instance and its PE count are cached by _pyshmem),
+    call into the library (the active instance and its PE count are cached by shmem._state),
     makes the one foreign call, and tells a failure from the thread's error buffer.  Any
     argument it does not take as it is goes through the full checks, in their documented
     order, with their messages.  (Written out, without helper calls: each costs ~50 ns.)"""
-    state = _pyshmem._active_state or _pyshmem._active_instance_state()
+    state = _state.active_state or _state.active_instance()
     if stream is None:
         handle = 0
     elif type(stream) is int and 0 <= stream <= SIZE_T_MAX:
@@ -71,7 +72,7 @@ def _transfer(api: str, c_fn: Callable[..., None], dst: Buffer, src: Buffer, rem
         instance_id, dst_block, src_block = state[0], dst._block, src._block
         if ((dst_block is None or (not dst_block.released and dst_block.instance_id == instance_id))
                 and (src_block is None or (not src_block.released and src_block.instance_id == instance_id))):
-            flag = _pyshmem._last_error_flag()
+            flag = _state.last_error_flag()
             flag[0] = 0
             c_fn(dst._start, src._start, src._length, remote_pe, handle)
             if flag[0]:

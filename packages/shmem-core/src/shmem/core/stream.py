@@ -40,7 +40,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
-from .. import _native, _pyshmem
+from .. import _pyshmem, _state
 from .._errors import AclshmemError, AclshmemInvalid
 from ._state import register_finalize_hook
 from .utils import SIZE_T_MAX, active_instance_id, check_rc
@@ -101,15 +101,15 @@ def _stream_key(handle: int) -> _Key:
     """Handle 0 names the active instance's default stream: a different one per instance."""
     if handle:
         return handle
-    state = _pyshmem._active_instance_state()  # cached, as hold() keys it
+    state = _state.active_instance()  # cached, as hold() keys it
     return ("default", state[0] if state is not None else active_instance_id())
 
 
-def _marker_ran(block_idx: int, block_dim: int, arg: Any) -> None:
+def _marker_ran(block_idx: int, block_dim: int, arg: int) -> None:
     """The marker kernel, run by the stream's worker thread: everything enqueued before it
     has run, so what it covers is free to go."""
     with _lock:
-        entry = _marker_batches.pop(int(_native.get_ffi().cast("uintptr_t", arg)), None)
+        entry = _marker_batches.pop(arg, None)
         if entry is None:
             return
         key, batch = entry
@@ -132,14 +132,6 @@ def _drop_ran() -> None:
         _close_collected()
 
 
-def _marker() -> Any:
-    global _marker_fn
-    if _marker_fn is None:
-        # Kept for the life of the process: the library may call it until the stream ran it.
-        _marker_fn = _native.get_ffi().callback("aclshmemx_kernel_fn", _marker_ran)
-    return _marker_fn
-
-
 def _enqueue_marker_locked(key: _Key, held: _Holdings) -> int:
     """Takes held's unmarked operations into a new marker batch; returns its token."""
     token = next(_tokens)
@@ -150,9 +142,9 @@ def _enqueue_marker_locked(key: _Key, held: _Holdings) -> int:
 
 
 def _launch_marker(key: _Key, held: _Holdings, token: int) -> None:
-    ffi = _native.get_ffi()
-    rc = _native.lib.aclshmemx_kernel_launch(ffi.cast("aclrtStream", held.handle), _marker(), 1,
-                                             ffi.cast("void *", token))
+    # (_pyshmem keeps the one C callback of _marker_ran for the life of the process: the
+    # library may call it until the stream ran it.)
+    rc = _pyshmem.aclshmemx_kernel_launch(held.handle, _marker_ran, 1, token)
     if rc == _pyshmem.ACLSHMEM_SUCCESS:
         return
     _pyshmem.aclshmemx_clear_last_error()  # the caller's operation succeeded; this failure is ours
@@ -176,7 +168,7 @@ def keep_alive(stream: StreamLike, *objects: object) -> None:
 
 def hold(handle: int, instance_id: int, *objects: object) -> None:
     """keep_alive for callers that checked the stream handle (an int) and know the active
-    instance (``_pyshmem._active_instance_state()``): the hot path of put and get."""
+    instance (``shmem._state.active_instance()``): the hot path of put and get."""
     if _ran or _collected:
         _drop_ran()
     _hold(("default", instance_id) if handle == 0 else handle, handle, objects)

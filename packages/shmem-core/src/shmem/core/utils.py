@@ -8,7 +8,8 @@ from typing import Any, Callable, Optional, Type, TypeVar
 
 _E = TypeVar("_E", bound=enum.Enum)
 
-from .. import _pyshmem
+from .. import _pyshmem, _state
+from .._pyshmem_types import is_valid_team
 from .._errors import AclshmemError, AclshmemInvalid, AclshmemWarning
 from .._pyshmem import MemType
 
@@ -61,7 +62,7 @@ def check_team(team: Any, name: str = "team") -> int:
     check_int(team, name)
     if not 0 <= team < _pyshmem.ACLSHMEM_MAX_TEAMS:
         raise AclshmemInvalid(f"{name} must be in [0, {_pyshmem.ACLSHMEM_MAX_TEAMS - 1}], not {team}")
-    if not _pyshmem._is_valid_team(team):
+    if not is_valid_team(team):
         raise AclshmemInvalid(f"{name} {team} is not a live team (never created, destroyed, "
                               "or the library is not initialised)")
     return int(team)
@@ -69,7 +70,7 @@ def check_team(team: Any, name: str = "team") -> int:
 
 def check_pe(pe: Any, name: str = "remote_pe") -> int:
     check_int(pe, name)
-    state = _pyshmem._active_instance_state()  # cached: no call into the library
+    state = _state.active_instance()  # cached: no call into the library
     if state is not None and 0 <= pe < state[1]:
         return int(pe)
     n = _pyshmem.pe_count()
@@ -99,9 +100,9 @@ def call_void(api: str, func: Callable[..., Any], *args: Any) -> None:
 
     libaclshmem keeps the message of the last *failing* call (a success leaves it alone),
     so it is cleared first: any message afterwards is this call's.  Clearing and looking
-    are a write and a read of the thread's error buffer (``_pyshmem._last_error_flag``), not
+    are a write and a read of the thread's error buffer (``shmem._state.last_error_flag``), not
     calls into the library; only a failure fetches the text."""
-    flag = _pyshmem._last_error_flag()
+    flag = _state.last_error_flag()
     flag[0] = 0
     func(*args)
     if flag[0]:
