@@ -3,7 +3,6 @@ library, structure layouts agree with the C compiler, and the library search ord
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -12,28 +11,18 @@ import pytest
 from pycparser import c_ast, c_generator, c_parser
 
 from conftest import include_dir
-from shmem import _abi, _ffi_build, _native
+from shmem import _abi, _abi_build, _ffi_build, _native
 
-FAKE_HEADERS = {
-    "stdbool.h": "#define bool _Bool\n#define true 1\n#define false 0\n",
-    "stddef.h": "typedef unsigned long size_t;\ntypedef long ptrdiff_t;\n#define NULL ((void *)0)\n",
-    "stdint.h": textwrap.dedent("""\
-        typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
-        typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
-        typedef unsigned long uint64_t; typedef unsigned long uintptr_t; typedef long intptr_t;
-        """),
-}
-
+FAKE_HEADERS = _abi_build.FAKE_HEADERS
 # What cffi knows by itself and the cdef therefore does not declare.
-CDEF_PRELUDE = FAKE_HEADERS["stddef.h"].replace("#define NULL ((void *)0)\n", "") + \
-    FAKE_HEADERS["stdint.h"] + "typedef _Bool bool;\n"
+CDEF_PRELUDE = _abi_build.PRELUDE
 
 
 def _compiler():
-    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if cc and shutil.which(cc):
-            return cc
-    pytest.fail("no C compiler (cc, gcc or clang) found: the header check needs one to preprocess aclshmem.h")
+    try:
+        return _abi_build.compiler()
+    except RuntimeError as exc:
+        pytest.fail(f"{exc} (the header check preprocesses aclshmem.h)")
 
 
 @pytest.fixture(scope="module")
@@ -109,20 +98,7 @@ def functions(ast):
     return out
 
 
-def _eval(expr, known):
-    if isinstance(expr, c_ast.Constant):
-        return int(expr.value.rstrip("uUlL"), 0)
-    if isinstance(expr, c_ast.ID):
-        return known[expr.name]
-    if isinstance(expr, c_ast.UnaryOp):
-        v = _eval(expr.expr, known)
-        return {"-": -v, "+": v, "~": ~v}[expr.op]
-    if isinstance(expr, c_ast.BinaryOp):
-        a, b = _eval(expr.left, known), _eval(expr.right, known)
-        return {"<<": a << b, ">>": a >> b, "|": a | b, "+": a + b, "-": a - b, "*": a * b}[expr.op]
-    if isinstance(expr, c_ast.Cast):
-        return _eval(expr.expr, known)
-    raise AssertionError(f"cannot evaluate {_GEN.visit(expr)}")
+_eval = _abi_build._evaluate  # (the generator's: literals, enumerators, operators, casts)
 
 
 def typedefs(ast):
@@ -252,7 +228,7 @@ def _load_in_subprocess(env_changes):
     code = textwrap.dedent("""
         import sys
         sys.modules['shmem_native'] = None   # as if the package were not installed
-        from shmem import _abi, _ffi_build, _native
+        from shmem import _abi, _abi_build, _ffi_build, _native
         try:
             _native.load()
         except _native.LibraryNotFoundError as e:

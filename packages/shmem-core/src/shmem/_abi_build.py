@@ -180,6 +180,8 @@ def _evaluate(expr, known):
     if isinstance(expr, c_ast.BinaryOp):
         a, b = _evaluate(expr.left, known), _evaluate(expr.right, known)
         return {"<<": a << b, ">>": a >> b, "|": a | b, "&": a & b, "+": a + b, "-": a - b, "*": a * b}[expr.op]
+    if isinstance(expr, c_ast.Cast):
+        return _evaluate(expr.expr, known)
     raise ValueError(f"cannot evaluate the enumerator value at {expr.coord}")
 
 
