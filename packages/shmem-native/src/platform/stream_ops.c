@@ -18,24 +18,32 @@ typedef struct {
     const void *src;
     size_t bytes;
     int pe;
+    int seg;       /* put and get: the symmetric side, resolved when they were enqueued */
+    size_t offset;
     void *sig_addr;
     int32_t signal; /* and the comparison value of a wait */
     int op;         /* sig_op, or cmp of a wait */
     aclshmem_team_t team;
 } stream_op_t;
 
+/* put and get run with the segment transfer() resolved: the kernel's instance is the
+ * stream's, whose heaps outlive the stream's work (finalize drains the streams first). */
 static void put_kernel(uint32_t block, uint32_t blocks, void *arg)
 {
     (void)block, (void)blocks;
     stream_op_t *a = arg;
-    shmemi_rma_put("aclshmemx_putmem_on_stream", NULL, a->dst, a->src, a->bytes, 1, a->pe);
+    shmemi_instance_t *inst = shmemi_require("aclshmemx_putmem_on_stream");
+    if (inst && a->bytes)
+        shmemi_rma_put_resolved(inst, NULL, a->pe, a->seg, a->offset, a->src, a->bytes);
 }
 
 static void get_kernel(uint32_t block, uint32_t blocks, void *arg)
 {
     (void)block, (void)blocks;
     stream_op_t *a = arg;
-    shmemi_rma_get("aclshmemx_getmem_on_stream", NULL, a->dst, a->src, a->bytes, 1, a->pe);
+    shmemi_instance_t *inst = shmemi_require("aclshmemx_getmem_on_stream");
+    if (inst && a->bytes)
+        shmemi_rma_get_resolved(inst, NULL, a->pe, a->seg, a->offset, a->dst, a->bytes);
 }
 
 static void signal_kernel(uint32_t block, uint32_t blocks, void *arg)
@@ -81,9 +89,9 @@ static void transfer(const char *api, aclshmemx_kernel_fn fn, void *dst, const v
     shmemi_instance_t *inst = shmemi_platform_stream_instance(api, stream);
     if (!inst)
         return;
+    int seg = 0;
+    size_t offset = 0;
     if (bytes) {
-        int seg;
-        size_t offset;
         if (!(is_put ? src : dst)) {
             shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: the local address is NULL", api);
             return;
@@ -91,7 +99,8 @@ static void transfer(const char *api, aclshmemx_kernel_fn fn, void *dst, const v
         if (shmemi_rma_resolve(inst, is_put ? dst : src, bytes, pe, api, &seg, &offset) != ACLSHMEM_SUCCESS)
             return;
     }
-    enqueue(api, stream, fn, &(stream_op_t){.dst = dst, .src = src, .bytes = bytes, .pe = pe});
+    enqueue(api, stream, fn,
+            &(stream_op_t){.dst = dst, .src = src, .bytes = bytes, .pe = pe, .seg = seg, .offset = offset});
 }
 
 void aclshmemx_putmem_on_stream(void *dst, const void *src, size_t elem_size, int32_t pe, aclrtStream stream)

@@ -54,6 +54,26 @@ static int prepare(const char *api, const void *sym, const void *local, size_t n
     return ACLSHMEM_SUCCESS;
 }
 
+int shmemi_rma_put_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                            const void *src, size_t bytes)
+{
+    uint64_t start = shmemi_prof_begin(inst);
+    const shmemi_transport_ops_t *t = inst->transport[pe];
+    SHMEMI_TRY(t->put(inst, ch, pe, seg, offset, src, bytes));
+    t->notify(inst, pe);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_PUT, start);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_rma_get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                            void *dst, size_t bytes)
+{
+    uint64_t start = shmemi_prof_begin(inst);
+    int rc = inst->transport[pe]->get(inst, ch, pe, seg, offset, dst, bytes);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
+    return rc;
+}
+
 int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
                    size_t elem_size, int pe)
 {
@@ -61,14 +81,7 @@ int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void 
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset = 0, bytes = 0;
     SHMEMI_TRY(prepare(api, dst, src, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
-    if (!inst)
-        return ACLSHMEM_SUCCESS;
-    uint64_t start = shmemi_prof_begin(inst);
-    const shmemi_transport_ops_t *t = inst->transport[pe];
-    SHMEMI_TRY(t->put(inst, ch, pe, seg, offset, src, bytes));
-    t->notify(inst, pe);
-    shmemi_prof_end_frame(inst, SHMEMI_FRAME_PUT, start);
-    return ACLSHMEM_SUCCESS;
+    return inst ? shmemi_rma_put_resolved(inst, ch, pe, seg, offset, src, bytes) : ACLSHMEM_SUCCESS;
 }
 
 int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
@@ -78,12 +91,7 @@ int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void 
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset = 0, bytes = 0;
     SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
-    if (!inst)
-        return ACLSHMEM_SUCCESS;
-    uint64_t start = shmemi_prof_begin(inst);
-    int rc = inst->transport[pe]->get(inst, ch, pe, seg, offset, dst, bytes);
-    shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
-    return rc;
+    return inst ? shmemi_rma_get_resolved(inst, ch, pe, seg, offset, dst, bytes) : ACLSHMEM_SUCCESS;
 }
 
 /* The symmetric side spans from its first to its last element. */

@@ -20,6 +20,14 @@ int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void 
 int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
                    size_t elem_size, int pe);
 
+/* The transfers of shmemi_rma_put / _get once their symmetric side is resolved (seg and
+ * offset from shmemi_rma_resolve, bytes > 0): for a caller that checked its arguments
+ * earlier, as the on-stream calls do when they are enqueued. */
+int shmemi_rma_put_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                            const void *src, size_t bytes);
+int shmemi_rma_get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                            void *dst, size_t bytes);
+
 /* Strided transfers: element i goes from src + i*sst to dst + i*dst_stride (in elements). */
 int shmemi_rma_iput(const char *api, shmemi_channel_t *ch, void *dst, const void *src, ptrdiff_t dst_stride,
                     ptrdiff_t src_stride,
