@@ -141,10 +141,17 @@ ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_PROD)
 /* ---- reductions of local memory --------------------------------------------- */
 
 /* Element types and operations named by value, for aclshmemx_reduce_local:
- * ACLSHMEMX_TYPE_<T> for every T of ACLSHMEM_REDUCE_ARITH_TYPES, in that order. */
-#define ACLSHMEMI_TYPE_VALUE(NAME, TYPE) ACLSHMEMX_TYPE_##NAME,
-typedef enum { ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_TYPE_VALUE) ACLSHMEMX_TYPE_COUNT } aclshmemx_type_t;
-#undef ACLSHMEMI_TYPE_VALUE
+ * ACLSHMEMX_TYPE_<T> for every T of ACLSHMEM_REDUCE_ARITH_TYPES, in that order (written out
+ * so that the reference can show them; the library's build checks them against the table). */
+typedef enum {
+    ACLSHMEMX_TYPE_char, ACLSHMEMX_TYPE_schar, ACLSHMEMX_TYPE_short, ACLSHMEMX_TYPE_int, ACLSHMEMX_TYPE_long,
+    ACLSHMEMX_TYPE_longlong, ACLSHMEMX_TYPE_ptrdiff, ACLSHMEMX_TYPE_uchar, ACLSHMEMX_TYPE_ushort,
+    ACLSHMEMX_TYPE_uint, ACLSHMEMX_TYPE_ulong, ACLSHMEMX_TYPE_ulonglong, ACLSHMEMX_TYPE_int8, ACLSHMEMX_TYPE_int16,
+    ACLSHMEMX_TYPE_int32, ACLSHMEMX_TYPE_int64, ACLSHMEMX_TYPE_uint8, ACLSHMEMX_TYPE_uint16, ACLSHMEMX_TYPE_uint32,
+    ACLSHMEMX_TYPE_uint64, ACLSHMEMX_TYPE_size, ACLSHMEMX_TYPE_float, ACLSHMEMX_TYPE_double,
+    ACLSHMEMX_TYPE_longdouble, ACLSHMEMX_TYPE_half, ACLSHMEMX_TYPE_bfloat16, ACLSHMEMX_TYPE_complexf,
+    ACLSHMEMX_TYPE_complexd, ACLSHMEMX_TYPE_COUNT
+} aclshmemx_type_t;
 
 typedef enum {
     ACLSHMEMX_OP_AND,

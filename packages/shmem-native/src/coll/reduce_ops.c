@@ -187,6 +187,19 @@ static const int8_t public_dtypes[ACLSHMEMX_TYPE_COUNT] = {
 #undef PUBLIC_ROW
 };
 
+/* The header writes aclshmemx_type_t out: its values must be the table's rows in order (the
+ * Python binding numbers the rows), one each. */
+enum {
+#define ROW_INDEX(NAME, TYPE) ROW_INDEX_##NAME,
+    ACLSHMEM_REDUCE_ARITH_TYPES(ROW_INDEX) ROW_COUNT
+#undef ROW_INDEX
+};
+#define SAME_PLACE(NAME, TYPE)                                                                     \
+    _Static_assert((int)ACLSHMEMX_TYPE_##NAME == (int)ROW_INDEX_##NAME, #NAME " out of order");
+ACLSHMEM_REDUCE_ARITH_TYPES(SAME_PLACE)
+#undef SAME_PLACE
+_Static_assert((int)ACLSHMEMX_TYPE_COUNT == (int)ROW_COUNT, "aclshmemx_type_t has a value for every row");
+
 static const int8_t public_ops[ACLSHMEMX_OP_COUNT] = {
     [ACLSHMEMX_OP_AND] = SHMEMI_OP_and, [ACLSHMEMX_OP_OR] = SHMEMI_OP_or,   [ACLSHMEMX_OP_XOR] = SHMEMI_OP_xor,
     [ACLSHMEMX_OP_MIN] = SHMEMI_OP_min, [ACLSHMEMX_OP_MAX] = SHMEMI_OP_max, [ACLSHMEMX_OP_SUM] = SHMEMI_OP_sum,
