@@ -35,6 +35,7 @@ LAYERS = [
     ("coll", ["coll/"]),
     ("platform", ["platform/"]),
     ("init", ["init/"]),
+    ("api", ["api/"]),
     ("openshmem", ["openshmem/"]),
 ]
 

@@ -13,13 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aclshmem/log.h"
 #include "base/error.h"
 
 static const char *const level_names[] = {"DEBUG", "INFO", "WARN", "ERROR", "FATAL"};
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int api_level = SHMEMI_LOG_ERROR; /* set by aclshmemx_set_log_level */
+static atomic_int api_level = SHMEMI_LOG_ERROR; /* set by aclshmemx_set_log_level (api/log.c) */
 static int env_level = -1;                      /* SHMEM_LOG_LEVEL, wins when set */
 static void (*extern_logger)(int, const char *);
 static FILE *log_file;
@@ -129,19 +128,14 @@ void shmemi_log(int level, const char *fmt, ...)
     pthread_mutex_unlock(&log_lock);
 }
 
-int32_t aclshmemx_set_log_level(int level)
+void shmemi_log_set_level(int level)
 {
-    if (level < SHMEMI_LOG_DEBUG || level > SHMEMI_LOG_FATAL)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                           "aclshmemx_set_log_level: level %d is not in 0 (debug) .. 4 (fatal)", level);
     atomic_store(&api_level, level);
-    return ACLSHMEM_SUCCESS;
 }
 
-int32_t aclshmemx_set_extern_logger(void (*func)(int level, const char *msg))
+void shmemi_log_set_extern_logger(void (*func)(int level, const char *msg))
 {
     pthread_mutex_lock(&log_lock);
     extern_logger = func;
     pthread_mutex_unlock(&log_lock);
-    return ACLSHMEM_SUCCESS;
 }

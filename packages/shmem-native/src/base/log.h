@@ -15,6 +15,10 @@ void shmemi_log(int level, const char *fmt, ...) __attribute__((format(printf, 2
 int shmemi_log_enabled(int level);
 /* Called by init: applies the environment and names lines with the PE. */
 void shmemi_log_configure(int my_pe);
+/* The level aclshmemx_set_log_level sets (SHMEM_LOG_LEVEL wins over it); the caller checked it. */
+void shmemi_log_set_level(int level);
+/* Log lines go to func instead of the file / stdout; NULL restores the default. */
+void shmemi_log_set_extern_logger(void (*func)(int level, const char *msg));
 
 #define SHMEMI_DEBUG(...) shmemi_log(SHMEMI_LOG_DEBUG, __VA_ARGS__)
 #define SHMEMI_INFO(...) shmemi_log(SHMEMI_LOG_INFO, __VA_ARGS__)

@@ -9,7 +9,6 @@
 #include <x86intrin.h>
 #endif
 
-#include "aclshmem/log.h"
 #include "base/error.h"
 #include "core/thread.h"
 
@@ -64,25 +63,13 @@ void shmemi_prof_end_frame(shmemi_instance_t *inst, uint32_t frame, uint64_t sta
 
 static _Thread_local uint64_t user_start[SHMEMI_FRAME_FIRST_LIBRARY];
 
-void aclshmemx_prof_start(uint32_t frame)
+void shmemi_prof_user_start(shmemi_instance_t *inst, uint32_t frame)
 {
-    shmemi_instance_t *inst = shmemi_active();
-    if (frame >= SHMEMI_FRAME_FIRST_LIBRARY) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_prof_start: frame %u is not a user frame (0..%d)", frame,
-                    SHMEMI_FRAME_FIRST_LIBRARY - 1);
-        return;
-    }
     user_start[frame] = shmemi_prof_begin(inst);
 }
 
-void aclshmemx_prof_end(uint32_t frame)
+void shmemi_prof_user_end(shmemi_instance_t *inst, uint32_t frame)
 {
-    shmemi_instance_t *inst = shmemi_active();
-    if (frame >= SHMEMI_FRAME_FIRST_LIBRARY) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_prof_end: frame %u is not a user frame (0..%d)", frame,
-                    SHMEMI_FRAME_FIRST_LIBRARY - 1);
-        return;
-    }
     if (inst)
         shmemi_prof_end_frame(inst, frame, user_start[frame]);
     user_start[frame] = 0;
@@ -114,19 +101,11 @@ static void print_profile(const aclshmem_prof_pe_t *prof)
     fflush(stdout);
 }
 
-void aclshmemx_get_prof(aclshmem_prof_pe_t **out_profs, bool verbose)
+void shmemi_prof_get(shmemi_instance_t *inst, aclshmem_prof_pe_t **out_profs, bool verbose)
 {
-    shmemi_instance_t *inst = shmemi_require("aclshmemx_get_prof");
-    if (!inst)
-        return;
     aclshmem_prof_pe_t *prof = inst->prof ? inst->prof : &unprofiled;
     if (out_profs)
         *out_profs = prof;
     if (verbose)
         print_profile(prof);
-}
-
-void aclshmemx_show_prof(void)
-{
-    aclshmemx_get_prof(NULL, true);
 }

@@ -7,6 +7,7 @@
 #ifndef SHMEMI_PROF_H
 #define SHMEMI_PROF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/instance.h"
@@ -27,6 +28,16 @@ enum {
 int shmemi_prof_init(shmemi_instance_t *inst);
 
 uint64_t shmemi_prof_cycles(void);
+
+/* User frames (frame < SHMEMI_FRAME_FIRST_LIBRARY, checked by the caller) of the calling
+ * thread: start timing, and end adding one count and the cycles to inst's profile (inst
+ * NULL: nothing is recorded). */
+void shmemi_prof_user_start(shmemi_instance_t *inst, uint32_t frame);
+void shmemi_prof_user_end(shmemi_instance_t *inst, uint32_t frame);
+
+/* inst's profile (pe_id -1 unless SHMEM_CYCLE_PROF_PE names this PE) into *out_profs when
+ * out_profs is not NULL; printed when verbose. */
+void shmemi_prof_get(shmemi_instance_t *inst, aclshmem_prof_pe_t **out_profs, bool verbose);
 
 /* Start of a library frame: 0 when this PE is not profiled (then end does nothing). */
 static inline uint64_t shmemi_prof_begin(const shmemi_instance_t *inst)
