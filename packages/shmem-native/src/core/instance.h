@@ -55,6 +55,8 @@ typedef struct shmemi_instance {
     /* This node runs more PEs of the job than this process has CPUs: a wait that spins
      * holds a CPU that the PE it waits for needs, so waits yield from the start. */
     int oversubscribed;
+    /* How many more node barriers sleep soon (sync/barrier.c): set when one took long. */
+    atomic_int short_poll_barriers;
 } shmemi_instance_t;
 
 /* The active instance, or NULL.  On a thread bound to an instance (a kernel block or a

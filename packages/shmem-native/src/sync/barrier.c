@@ -2,6 +2,8 @@
  * platform/barrier.c, because it first orders with the caller's streams or kernel blocks. */
 #include "sync/barrier.h"
 
+#include <time.h>
+
 #include "core/ctrl.h"
 #include "base/error.h"
 #include "core/wait.h"
@@ -68,6 +70,46 @@ static int released(void *ctx)
  * us; 4 PEs unchanged (2.6-2.9 us); 2 ms and 5 ms were no better than 1 ms within the
  * noise. */
 #define NODE_POLL_OVERSUBSCRIBED_NS 1000000L
+/* ... unless the machine is busy with other work: then every member's turn on a CPU comes
+ * after other programs' time slices, a barrier outlasts the 1 ms poll, every member yields
+ * for 1 ms and then sleeps anyway, and the yields take CPU from the members still to arrive.
+ * Measured on 2 CPUs under a load average of 6-17 (2000 barriers): 8 PEs 2.8-3.7 ms a
+ * barrier, 16 PEs 4.5-7.8 ms (OSHMEM, which spins: 47-123 us, 0.23-1.4 ms); with a 50 us
+ * poll 21-302 us and 0.5-1 ms, but a quiet machine makes 16 PEs 2-3x slower with it.  So a
+ * PE whose wait in a barrier took longer than SLOW_BARRIER_NS polls only SHORT_POLL_NS in
+ * its next SHORT_POLL_BARRIERS barriers (another slow one starts the count over): a quiet
+ * machine keeps the long poll, and after a hiccup it loses a few barriers' speed. */
+#define SLOW_BARRIER_NS 1000000L
+#define SHORT_POLL_NS 50000L
+#define SHORT_POLL_BARRIERS 16
+
+static long oversubscribed_poll_ns(shmemi_instance_t *inst)
+{
+    int short_polls = atomic_load_explicit(&inst->short_poll_barriers, memory_order_relaxed);
+    return short_polls > 0 ? SHORT_POLL_NS : NODE_POLL_OVERSUBSCRIBED_NS;
+}
+
+static void note_wait(shmemi_instance_t *inst, const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long waited = (now.tv_sec - start->tv_sec) * 1000000000L + (now.tv_nsec - start->tv_nsec);
+    int left = atomic_load_explicit(&inst->short_poll_barriers, memory_order_relaxed);
+    left = waited > SLOW_BARRIER_NS ? SHORT_POLL_BARRIERS : left > 0 ? left - 1 : 0;
+    atomic_store_explicit(&inst->short_poll_barriers, left, memory_order_relaxed);
+}
+
+/* A member's wait for the release of a node barrier. */
+static int node_wait(shmemi_instance_t *inst, shmemi_team_t *t, shmemi_ctrl_t *root, release_t *r)
+{
+    if (!inst->oversubscribed)
+        return shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], NODE_POLL_NS);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int rc = shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], oversubscribed_poll_ns(inst));
+    note_wait(inst, &start);
+    return rc;
+}
 
 /* Teams whose members all share this node: one counter and one release word in the
  * control segment of the team's first member.  Each member reads the release word, then
@@ -84,8 +126,7 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     r.seen = atomic_load(r.release);
     uint64_t arrived = atomic_fetch_add(&root->node_arrivals[t->index], 1) + 1;
     if (arrived < (uint64_t)t->size)
-        return shmemi_wait_shared(inst, released, &r, &root->node_wake[t->index],
-                                  inst->oversubscribed ? NODE_POLL_OVERSUBSCRIBED_NS : NODE_POLL_NS);
+        return node_wait(inst, t, root, &r);
     atomic_store(&root->node_arrivals[t->index], 0);
     atomic_store(r.release, r.seen + 1);
     shmemi_wake_shared(&root->node_wake[t->index]);
