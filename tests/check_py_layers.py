@@ -70,11 +70,7 @@ PACKAGES = {
 # (package, importer, imported): known imports that break the order, each naming the issue
 # that removes it.  They are excused from both rules; a new one is still an error.  An entry
 # whose import is gone is reported (not an error) so that it gets deleted.
-KNOWN_EXCEPTIONS = {
-    # issue #27: a backend that initialised the library finalizes it through the module
-    # above it (distributed -> backend -> _backend_group -> _backend_runtime).
-    ("shmem_torch", "_backend_runtime", "distributed"): "issue #27",
-}
+KNOWN_EXCEPTIONS = {}
 
 
 def module_files(src, package):

@@ -217,9 +217,7 @@ class Runtime:
                 aclshmem_free_tensor(pool)
         finally:
             if self.owns_shmem:
-                from .distributed import finalize
-
-                finalize()
+                core.finalize()  # what shmem_torch.finalize does (tensors left go by its hook)
 
     # -- agreement ------------------------------------------------------------
 
