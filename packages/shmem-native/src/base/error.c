@@ -35,12 +35,7 @@ void shmemi_clear_error(void)
     last_error[0] = '\0';
 }
 
-void aclshmemx_clear_last_error(void)
-{
-    shmemi_clear_error();
-}
-
-const char *aclshmemx_get_last_error(void)
+const char *shmemi_last_error(void)
 {
     return last_error;
 }

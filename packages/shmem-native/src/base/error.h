@@ -10,6 +10,8 @@ int shmemi_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Forgets the last error (each public entry point that succeeds leaves it alone,
  * so the message always describes the last *failing* call). */
 void shmemi_clear_error(void);
+/* This thread's last error ("" if none): its own buffer, the same for the thread's life. */
+const char *shmemi_last_error(void);
 
 const char *shmemi_error_name(int code);
 

@@ -40,13 +40,8 @@ static int refuse_while_live(const char *api)
                        "next init", api);
 }
 
-int32_t aclshmemx_set_conf_store_tls(bool enable, const char *tls_info, const uint32_t tls_info_len)
+int shmemi_settings_set_tls(bool enable, const char *tls_info, uint32_t tls_info_len)
 {
-    if (enable && tls_info_len > 0 && !tls_info)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_conf_store_tls: tls_info is NULL");
-    if (tls_info_len >= sizeof(tls.tls_info))
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_conf_store_tls: tls_info is longer than %zu bytes",
-                           sizeof(tls.tls_info) - 1);
     pthread_mutex_lock(&settings_lock);
     int rc = ACLSHMEM_SUCCESS;
     if (live_instances > 0) {
@@ -71,14 +66,9 @@ static char *copy_bytes(const char *src, size_t len)
     return dst;
 }
 
-int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tls_pk_len, const char *tls_pk_pw,
-                                           const uint32_t tls_pk_pw_len,
-                                           const aclshmem_decrypt_handler decrypt_handler)
+int shmemi_settings_set_tls_key(const char *tls_pk, uint32_t tls_pk_len, const char *tls_pk_pw,
+                                 uint32_t tls_pk_pw_len, aclshmem_decrypt_handler decrypt_handler)
 {
-    if (!tls_pk || tls_pk_len == 0)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_config_store_tls_key: the private key is empty");
-    if (tls_pk_pw_len > 0 && !tls_pk_pw)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_config_store_tls_key: tls_pk_pw is NULL");
     char *pk = copy_bytes(tls_pk, tls_pk_len);
     char *pw = tls_pk_pw_len ? copy_bytes(tls_pk_pw, tls_pk_pw_len) : NULL;
     if (!pk || (tls_pk_pw_len && !pw)) {
@@ -105,14 +95,8 @@ int32_t aclshmemx_set_config_store_tls_key(const char *tls_pk, const uint32_t tl
     return rc;
 }
 
-int aclshmemx_set_qp_num(data_op_engine_type_t engine, uint32_t qp_num_value)
+int shmemi_settings_set_qp_num(data_op_engine_type_t engine)
 {
-    if (qp_num_value < 1 || qp_num_value > ACLSHMEM_MAX_QP_NUM)
-        return shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_set_qp_num: qp_num %u is not in 1..%d",
-                           qp_num_value, ACLSHMEM_MAX_QP_NUM);
-    if (engine != ACLSHMEM_DATA_OP_ROCE && engine != ACLSHMEM_DATA_OP_UDMA)
-        return shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "aclshmemx_set_qp_num: engine 0x%x has no queue pairs",
-                           (unsigned)engine);
     pthread_mutex_lock(&settings_lock);
     int live = live_instances;
     pthread_mutex_unlock(&settings_lock);

@@ -156,10 +156,8 @@ static int choose_address(struct sockaddr_storage *ss, socklen_t *len)
     return ACLSHMEM_SUCCESS;
 }
 
-int aclshmemx_get_uniqueid(aclshmemx_uniqueid_t *uid)
+int shmemi_uid_create(aclshmemx_uniqueid_t *uid)
 {
-    if (!uid)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_get_uniqueid: uid is NULL");
     struct sockaddr_storage ss;
     socklen_t len;
     SHMEMI_TRY(choose_address(&ss, &len));

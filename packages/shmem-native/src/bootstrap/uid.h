@@ -32,6 +32,8 @@ _Static_assert(sizeof(aclshmemx_uniqueid_t) == 136, "the unique ID is 136 bytes"
 /* Checks version and magic; fills *inner. */
 int shmemi_uid_decode(const aclshmemx_uniqueid_t *uid, shmemi_uid_inner_t *inner);
 void shmemi_uid_encode(aclshmemx_uniqueid_t *uid, const shmemi_uid_inner_t *inner);
+/* aclshmemx_get_uniqueid's work: binds PE 0's control-plane socket and draws a job secret. */
+int shmemi_uid_create(aclshmemx_uniqueid_t *uid);
 
 /* The listening socket reserved when this process made the UID, or -1. Ownership passes
  * to the caller. */

@@ -30,7 +30,7 @@
 #define INIT_KEY_READY 0x494E495400000002ull
 #define FINI_KEY 0x46494E4900000001ull
 
-static int check_instance_id(uint64_t instance_id, const char *api)
+int shmemi_check_instance_id(uint64_t instance_id, const char *api)
 {
     if (instance_id >= ACLSHMEM_MAX_INSTANCES)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "%s: instance_id %llu is not in 0..%d", api,
@@ -70,7 +70,7 @@ static int check_attr(const aclshmemx_init_attr_t *attr)
         return shmemi_fail(ACLSHMEM_INVALID_VALUE, "init: local_mem_size %llu is not in 1..%llu bytes",
                            (unsigned long long)attr->local_mem_size,
                            (unsigned long long)ACLSHMEM_MAX_LOCAL_SIZE);
-    return check_instance_id(attr->instance_id, "init");
+    return shmemi_check_instance_id(attr->instance_id, "init");
 }
 
 /* Where the control plane is and what secret it uses, from the flags and attributes. */
@@ -266,16 +266,9 @@ static int claim_instance(const aclshmemx_init_attr_t *attributes, shmemi_instan
     return ACLSHMEM_SUCCESS;
 }
 
-int aclshmemx_init_attr(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes)
-{
-    return shmemi_init_with_options(bootstrap_flags, attributes, NULL);
-}
-
 int shmemi_init_with_options(aclshmemx_bootstrap_t bootstrap_flags, aclshmemx_init_attr_t *attributes,
                              const shmemi_init_options_t *opts)
 {
-    if (!attributes)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "init: attributes is NULL");
     SHMEMI_TRY(check_attr(attributes));
     shmemi_uid_inner_t inner;
     SHMEMI_TRY(resolve_job(bootstrap_flags, attributes, &inner));
@@ -337,7 +330,7 @@ static int finalize_instance(shmemi_instance_t *inst)
     return rc;
 }
 
-int aclshmem_finalize(void)
+int shmemi_finalize_active(void)
 {
     shmemi_instances_lock();
     shmemi_instance_t *inst = shmemi_active();
@@ -347,9 +340,8 @@ int aclshmem_finalize(void)
     return rc;
 }
 
-int aclshmemx_finalize(uint64_t instance_id)
+int shmemi_finalize_id(uint64_t instance_id)
 {
-    SHMEMI_TRY(check_instance_id(instance_id, "aclshmemx_finalize"));
     shmemi_instances_lock();
     shmemi_instance_t *inst = shmemi_instance_get(instance_id);
     int rc;
@@ -367,55 +359,27 @@ int aclshmemx_finalize(uint64_t instance_id)
     return rc;
 }
 
-int aclshmemx_init_status(void)
+int shmemi_init_status(void)
 {
     shmemi_instance_t *inst = shmemi_active();
     return inst ? atomic_load(&inst->status) : ACLSHMEM_STATUS_NOT_INITIALIZED;
 }
 
-int aclshmemx_set_attr_uniqueid_args(int my_pe, int n_pes, int64_t local_mem_size, aclshmemx_uniqueid_t *uid,
-                                     aclshmemx_init_attr_t *attr)
+void shmemi_attr_for_uniqueid(int my_pe, int n_pes, uint64_t local_mem_size, aclshmemx_uniqueid_t *uid,
+                              aclshmemx_init_attr_t *attr)
 {
-    if (!uid || !attr)
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmemx_set_attr_uniqueid_args: uid or attr is NULL");
-    if (local_mem_size < 0 || (uint64_t)local_mem_size > ACLSHMEM_MAX_LOCAL_SIZE || n_pes > ACLSHMEM_MAX_PES ||
-        my_pe >= ACLSHMEM_MAX_PES)
-        return shmemi_fail(ACLSHMEM_INVALID_VALUE,
-                           "aclshmemx_set_attr_uniqueid_args: my_pe %d, n_pes %d or local_mem_size %lld "
-                           "is beyond the limits", my_pe, n_pes, (long long)local_mem_size);
     aclshmemx_init_attr_t defaults = ACLSHMEMX_INIT_ATTR_INITIALIZER;
     defaults.instance_id = attr->instance_id < ACLSHMEM_MAX_INSTANCES ? attr->instance_id : 0;
     *attr = defaults;
     attr->my_pe = my_pe;
     attr->n_pes = n_pes;
-    attr->local_mem_size = (uint64_t)local_mem_size;
+    attr->local_mem_size = local_mem_size;
     attr->comm_args = uid;
     uid->my_pe = my_pe;
     uid->n_pes = n_pes;
-    return ACLSHMEM_SUCCESS;
 }
 
-void aclshmem_info_get_version(int *major, int *minor)
-{
-    if (!major || !minor) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_info_get_version: major or minor is NULL");
-        return;
-    }
-    *major = ACLSHMEM_MAJOR_VERSION;
-    *minor = ACLSHMEM_MINOR_VERSION;
-}
-
-void aclshmem_info_get_name(char *name)
-{
-    if (!name) {
-        shmemi_fail(ACLSHMEM_INVALID_PARAM, "aclshmem_info_get_name: name is NULL");
-        return;
-    }
-    snprintf(name, ACLSHMEM_MAX_NAME_LEN, "ACLSHMEM v%d.%d.%d", ACLSHMEM_VENDOR_MAJOR_VER,
-             ACLSHMEM_VENDOR_MINOR_VER, ACLSHMEM_VENDOR_PATCH_VER);
-}
-
-void aclshmem_global_exit(int status)
+_Noreturn void shmemi_global_exit(int status)
 {
     shmemi_instance_t *inst = shmemi_active();
     if (inst && inst->boot)
@@ -425,15 +389,14 @@ void aclshmem_global_exit(int status)
     _exit(status);
 }
 
-aclshmem_instance_ctx *aclshmemx_instance_ctx_get(void)
+aclshmem_instance_ctx *shmemi_active_ctx(void)
 {
     shmemi_instance_t *inst = shmemi_active();
     return inst ? &inst->ctx : NULL;
 }
 
-int aclshmemx_instance_ctx_set(uint64_t instance_id)
+int shmemi_activate_id(uint64_t instance_id)
 {
-    SHMEMI_TRY(check_instance_id(instance_id, "aclshmemx_instance_ctx_set"));
     shmemi_instances_lock();
     shmemi_instance_t *inst = shmemi_instance_get(instance_id);
     if (inst)
