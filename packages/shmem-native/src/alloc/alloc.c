@@ -1,7 +1,7 @@
-/* The collective allocation API.  Each call allocates locally (deterministically), then
- * all PEs compare what they asked for inside the implicit barrier: if any PE asked for
- * something else, every PE undoes its allocation and fails, so an asymmetric request can
- * never silently corrupt the heap.
+/* The collective allocation calls behind api/mem.c and openshmem/memory.c.  Each call
+ * allocates locally (deterministically), then all PEs compare what they asked for inside
+ * the implicit barrier: if any PE asked for something else, every PE undoes its allocation
+ * and fails, so an asymmetric request can never silently corrupt the heap.
  *
  * Threads: every call holds the instance's allocation lock from its local reservation to the
  * end of its collective, so the calls of one PE are serialised and its allocator state is
@@ -230,55 +230,10 @@ void *shmemi_symmetric_realloc(void *ptr, size_t size, aclshmem_mem_type_t mem_t
     return fresh;
 }
 
-void *aclshmemx_malloc(size_t size, aclshmem_mem_type_t mem_type)
+void *shmemi_heap_base(aclshmem_mem_type_t mem_type, const char *api)
 {
-    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, mem_type, 0, 0, "aclshmemx_malloc");
-}
-
-void *aclshmemx_calloc(size_t count, size_t size, aclshmem_mem_type_t mem_type)
-{
-    if (count != 0 && size > SIZE_MAX / count) {
-        int rc = shmemi_fail(ACLSHMEM_INVALID_VALUE, "aclshmemx_calloc: %zu x %zu bytes overflows size_t",
-                             count, size);
-        return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, SIZE_MAX, mem_type, 0, rc, "aclshmemx_calloc");
-    }
-    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, count * size, mem_type, 1, 0, "aclshmemx_calloc");
-}
-
-void *aclshmemx_align(size_t alignment, size_t size, aclshmem_mem_type_t mem_type)
-{
-    return shmemi_symmetric_alloc(alignment, size, mem_type, 0, 0, "aclshmemx_align");
-}
-
-void aclshmemx_free(void *ptr, aclshmem_mem_type_t mem_type)
-{
-    shmemi_symmetric_free(ptr, mem_type, "aclshmemx_free");
-}
-
-void *aclshmem_malloc(size_t size)
-{
-    return shmemi_symmetric_alloc(SHMEMI_ALLOC_GRANULE, size, DEVICE_SIDE, 0, 0, "aclshmem_malloc");
-}
-
-void *aclshmem_calloc(size_t nmemb, size_t size)
-{
-    return aclshmemx_calloc(nmemb, size, DEVICE_SIDE);
-}
-
-void *aclshmem_align(size_t alignment, size_t size)
-{
-    return shmemi_symmetric_alloc(alignment, size, DEVICE_SIDE, 0, 0, "aclshmem_align");
-}
-
-void aclshmem_free(void *ptr)
-{
-    shmemi_symmetric_free(ptr, DEVICE_SIDE, "aclshmem_free");
-}
-
-void *aclshmemx_get_heap_base(aclshmem_mem_type_t mem_type)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmemx_get_heap_base");
-    if (!inst || check_mem_type(mem_type, "aclshmemx_get_heap_base") != ACLSHMEM_SUCCESS)
+    shmemi_instance_t *inst = shmemi_require(api);
+    if (!inst || check_mem_type(mem_type, api) != ACLSHMEM_SUCCESS)
         return NULL;
     return inst->heaps.seg[mem_type].base;
 }

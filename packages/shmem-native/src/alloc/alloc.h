@@ -22,4 +22,7 @@ void shmemi_symmetric_free(void *ptr, aclshmem_mem_type_t mem_type, const char *
  * is left as it was. */
 void *shmemi_symmetric_realloc(void *ptr, size_t size, aclshmem_mem_type_t mem_type, const char *api);
 
+/* The first address of the active instance's heap mem_type, or NULL with an error naming api. */
+void *shmemi_heap_base(aclshmem_mem_type_t mem_type, const char *api);
+
 #endif

@@ -283,8 +283,3 @@ void *shmemi_rma_ptr(const char *api, const void *ptr, int pe)
         return NULL;
     return inst->transport[pe]->ptr(inst, pe, seg, offset);
 }
-
-void *aclshmem_ptr(void *ptr, int pe)
-{
-    return shmemi_rma_ptr("aclshmem_ptr", ptr, pe);
-}
