@@ -347,13 +347,6 @@ int shmemi_team_split_strided(const char *api, aclshmem_team_t parent_team, int 
     return rc;
 }
 
-int aclshmem_team_split_strided(aclshmem_team_t parent_team, int pe_start, int pe_stride, int pe_size,
-                                aclshmem_team_t *new_team)
-{
-    return shmemi_team_split_strided("aclshmem_team_split_strided", parent_team, pe_start, pe_stride, pe_size,
-                                     new_team);
-}
-
 /* The children of a 2-D split of a parent of n PEs: first the rows (x teams: x_range
  * consecutive PEs), then the columns (y teams: every x_range-th PE). */
 static split_spec_t *grid_specs(int n, int x_range, int *count)
@@ -412,17 +405,8 @@ int shmemi_team_split_2d(const char *api, aclshmem_team_t parent_team, int x_ran
     return rc;
 }
 
-int aclshmem_team_split_2d(aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
-                           aclshmem_team_t *y_team)
+int shmemi_team_translate(shmemi_instance_t *inst, aclshmem_team_t src_team, int src_pe, aclshmem_team_t dest_team)
 {
-    return shmemi_team_split_2d("aclshmem_team_split_2d", parent_team, x_range, x_team, y_team);
-}
-
-int aclshmem_team_translate_pe(aclshmem_team_t src_team, int src_pe, aclshmem_team_t dest_team)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_translate_pe");
-    if (!inst)
-        return -1;
     if (inst->id != 0) {
         shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "team translate is only available on instance 0");
         return -1;
@@ -439,14 +423,6 @@ int aclshmem_team_translate_pe(aclshmem_team_t src_team, int src_pe, aclshmem_te
     return shmemi_team_index_of(dst, shmemi_team_world_pe(src, src_pe));
 }
 
-void aclshmem_team_destroy(aclshmem_team_t team)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_destroy");
-    if (!inst)
-        return;
-    shmemi_team_destroy(inst, team, "aclshmem_team_destroy");
-}
-
 void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const char *api)
 {
     if (team == ACLSHMEM_TEAM_WORLD) {
@@ -458,37 +434,8 @@ void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const ch
         team_free(inst, t);
 }
 
-int aclshmem_my_pe(void)
+int shmemi_team_config(shmemi_instance_t *inst, aclshmem_team_t team, aclshmem_team_config_t *config)
 {
-    shmemi_instance_t *inst = shmemi_require("aclshmem_my_pe");
-    return inst ? inst->my_pe : -1;
-}
-
-int aclshmem_n_pes(void)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_n_pes");
-    return inst ? inst->n_pes : -1;
-}
-
-int aclshmem_team_my_pe(aclshmem_team_t team)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_my_pe");
-    shmemi_team_t *t = inst ? shmemi_team_get(inst, team) : NULL;
-    return t ? t->my_idx : -1;
-}
-
-int aclshmem_team_n_pes(aclshmem_team_t team)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_n_pes");
-    shmemi_team_t *t = inst ? shmemi_team_get(inst, team) : NULL;
-    return t ? t->size : -1;
-}
-
-int aclshmem_team_get_config(aclshmem_team_t team, aclshmem_team_config_t *config)
-{
-    shmemi_instance_t *inst = shmemi_require("aclshmem_team_get_config");
-    if (!inst)
-        return ACLSHMEM_NOT_INITED;
     if (inst->id != 0)
         return shmemi_fail(ACLSHMEM_NOT_SUPPORTED, "team configs are only available on instance 0");
     if (!config)

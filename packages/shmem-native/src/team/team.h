@@ -61,6 +61,10 @@ int shmemi_team_split_strided(const char *api, aclshmem_team_t parent_team, int 
 int shmemi_team_split_2d(const char *api, aclshmem_team_t parent_team, int x_range, aclshmem_team_t *x_team,
                          aclshmem_team_t *y_team);
 void shmemi_team_destroy(shmemi_instance_t *inst, aclshmem_team_t team, const char *api);
+/* The work of aclshmem_team_translate_pe (-1 with an error naming it) and of
+ * aclshmem_team_get_config (instance 0 only) on inst. */
+int shmemi_team_translate(shmemi_instance_t *inst, aclshmem_team_t src_team, int src_pe, aclshmem_team_t dest_team);
+int shmemi_team_config(shmemi_instance_t *inst, aclshmem_team_t team, aclshmem_team_config_t *config);
 /* Collective over the world PEs start, start + stride, ... (size of them), which alone call
  * it (the other PEs take no part, unlike a split): makes the team of exactly those PEs, under
  * an id free on all of them, whose uid is key.  key names the creation among the control

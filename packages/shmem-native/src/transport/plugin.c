@@ -127,7 +127,8 @@ static aclshmemx_plugin_status_t open_plugin(const char *path)
         strcmp(ucx.entry->version, SHMEMI_BUILD_VERSION) != 0) {
         snprintf(ucx.reason, sizeof(ucx.reason),
                  "%.512s was built for libaclshmem %.32s (plug-in ABI %d), this is %s (ABI %d)", path,
-                 ucx.entry->version ? ucx.entry->version : "(unknown)", ucx.entry->abi, SHMEMI_BUILD_VERSION, SHMEMI_PLUGIN_ABI);
+                 ucx.entry->version ? ucx.entry->version : "(unknown)", ucx.entry->abi, SHMEMI_BUILD_VERSION,
+                 SHMEMI_PLUGIN_ABI);
         return ACLSHMEMX_PLUGIN_MISMATCH;
     }
     *(void **)&ucx.data_plane = dlsym(handle, SHMEMI_UCX_DATA_PLANE_FN);
