@@ -1,9 +1,9 @@
-/* Put-with-signal in all its public shapes: untyped, typed (ACLSHMEM_RMA_TYPES) and sized
- * (ACLSHMEM_RMA_SIZES).  The signal word is 32 bits on the target PE (64 bits for the
- * OpenSHMEM API, which shares the engine: shmemi_put_signal_word).  The order on the wire
- * is data, then the atomic update (which the transport orders after earlier puts, and which
- * wakes the receiver's waiters), so a receiver that sees the signal also sees the data.
- * Every operation completes when issued here, so the _nbi forms share the blocking path. */
+/* Put-with-signal, the engine behind every public shape (api/signal.c).  The signal word is
+ * 32 bits on the target PE (64 bits for the OpenSHMEM API, which shares the engine:
+ * shmemi_put_signal_word).  The order on the wire is data, then the atomic update (which the
+ * transport orders after earlier puts, and which wakes the receiver's waiters), so a
+ * receiver that sees the signal also sees the data.  Every operation completes when issued
+ * here, so the _nbi forms share the blocking path. */
 #include "sync/signal.h"
 
 #include <stdint.h>
@@ -70,52 +70,3 @@ int shmemi_put_signal(const char *api, void *dst, const void *src, size_t nelems
     return shmemi_put_signal_word(api, NULL, dst, src, nelems, elem_size, sig_addr, (uint32_t)signal, sizeof(int32_t),
                                   sig_op, pe);
 }
-
-/* ---- public API ------------------------------------------------------- */
-
-void aclshmemx_putmem_signal(void *dst, const void *src, size_t elem_size, void *sig_addr, int32_t signal,
-                             int sig_op, int pe)
-{
-    shmemi_put_signal("aclshmemx_putmem_signal", dst, src, elem_size, 1, sig_addr, signal, sig_op, pe);
-}
-
-void aclshmemx_putmem_signal_nbi(void *dst, const void *src, size_t elem_size, void *sig_addr, int32_t signal,
-                                 int sig_op, int pe)
-{
-    shmemi_put_signal("aclshmemx_putmem_signal_nbi", dst, src, elem_size, 1, sig_addr, signal, sig_op, pe);
-}
-
-void aclshmemx_signal_op(int32_t *sig_addr, int32_t signal, int sig_op, int pe)
-{
-    shmemi_put_signal("aclshmemx_signal_op", NULL, NULL, 0, 1, sig_addr, signal, sig_op, pe);
-}
-
-#define DEFINE_TYPED_SIGNAL(NAME, TYPE)                                                                \
-    void aclshmem_##NAME##_put_signal(TYPE *dst, const TYPE *src, size_t elem_size, uint8_t *sig_addr,  \
-                                      int32_t signal, int sig_op, int pe)                               \
-    {                                                                                                   \
-        shmemi_put_signal("aclshmem_" #NAME "_put_signal", dst, src, elem_size, sizeof(TYPE), sig_addr, \
-                          signal, sig_op, pe);                                                          \
-    }                                                                                                   \
-    void aclshmem_##NAME##_put_signal_nbi(TYPE *dst, const TYPE *src, size_t elem_size,                 \
-                                          uint8_t *sig_addr, int32_t signal, int sig_op, int pe)        \
-    {                                                                                                   \
-        shmemi_put_signal("aclshmem_" #NAME "_put_signal_nbi", dst, src, elem_size, sizeof(TYPE),       \
-                          sig_addr, signal, sig_op, pe);                                                \
-    }
-ACLSHMEM_RMA_TYPES(DEFINE_TYPED_SIGNAL)
-
-#define DEFINE_SIZED_SIGNAL(BITS)                                                                      \
-    void aclshmem_put##BITS##_signal(void *dst, const void *src, size_t nelems, int32_t *sig_addr,      \
-                                     int32_t signal, int sig_op, int pe)                                \
-    {                                                                                                   \
-        shmemi_put_signal("aclshmem_put" #BITS "_signal", dst, src, nelems, BITS / 8, sig_addr, signal, \
-                          sig_op, pe);                                                                  \
-    }                                                                                                   \
-    void aclshmem_put##BITS##_signal_nbi(void *dst, const void *src, size_t nelems, int32_t *sig_addr,  \
-                                         int32_t signal, int sig_op, int pe)                            \
-    {                                                                                                   \
-        shmemi_put_signal("aclshmem_put" #BITS "_signal_nbi", dst, src, nelems, BITS / 8, sig_addr,     \
-                          signal, sig_op, pe);                                                          \
-    }
-ACLSHMEM_RMA_SIZES(DEFINE_SIZED_SIGNAL)
