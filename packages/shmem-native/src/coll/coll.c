@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 #include "mem/heap.h"
 
 int shmemi_coll_init(shmemi_instance_t *inst)

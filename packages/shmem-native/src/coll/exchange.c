@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 #include "core/wait.h"
 #include "mem/heap.h"
 #include "sync/barrier.h"

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 #include "mem/heap.h"
 
 /* The end barrier, after this PE's part (rc) is done or failed. */

@@ -41,8 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 #include "mem/heap.h"
 
 #define PIECE_BYTES 8192         /* of accumulators: a piece stays in L1 */

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 
 /* Bytes of a full source of a call of kind with nelems elements of esize bytes, on a team
  * of n members. */

@@ -5,8 +5,8 @@
  * PE computes the same groups from the same records, and so takes the same algorithm. */
 #include <stdlib.h>
 
+#include "base/error.h"
 #include "coll/run.h"
-#include "core/error.h"
 #include "core/wait.h"
 #include "mem/heap.h"
 #include "transport/transport.h"
