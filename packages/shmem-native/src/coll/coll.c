@@ -109,8 +109,9 @@ static int check_overlap(const char *api, const shmemi_team_t *t, const shmemi_c
      * checks it (move.c) */
     if (c->kind == SHMEMI_COLL_COLLECT || !overlap(c->dst, e->dst_len, c->src, e->src_len))
         return ACLSHMEM_SUCCESS;
-    if ((c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE || c->kind == SHMEMI_COLL_REDUCE_LOCAL) &&
-        c->dst == c->src)
+    int same_array_ok = c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE ||
+                        c->kind == SHMEMI_COLL_REDUCE_LOCAL;
+    if (same_array_ok && c->dst == c->src)
         return ACLSHMEM_SUCCESS;
     if (c->kind == SHMEMI_COLL_FCOLLECT && (const uint8_t *)c->src == (const uint8_t *)c->dst + t->my_idx * e->src_len)
         return ACLSHMEM_SUCCESS;
@@ -118,10 +119,8 @@ static int check_overlap(const char *api, const shmemi_team_t *t, const shmemi_c
                        "%s: dest [%p, +%zu) and source [%p, +%zu) overlap%s", api, c->dst, e->dst_len, c->src,
                        e->src_len,
                        c->kind == SHMEMI_COLL_FCOLLECT ? " (in place, source must be dest + my_pe * nelems)"
-                       : c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE ||
-                               c->kind == SHMEMI_COLL_REDUCE_LOCAL
-                           ? " (they may be the same array, but not overlap otherwise)"
-                           : "");
+                       : same_array_ok                 ? " (they may be the same array, but not overlap otherwise)"
+                                                       : "");
 }
 
 /* A symmetric buffer: its segment and offset, or seg -1 when len is 0. */
@@ -171,9 +170,11 @@ static int local_buffers(const char *api, shmemi_instance_t *inst, const shmemi_
     SHMEMI_TRY(symmetric(inst, api, "work", c->work, bytes, &rec->src_seg, &rec->src_off));
     rec->dst_seg = rec->src_seg;
     rec->dst_off = rec->src_off;
-    if (overlap(c->work, bytes, c->dst, bytes) || overlap(c->work, bytes, c->src, bytes))
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: work [%p, +%zu) overlaps %s", api, c->work, bytes,
-                           overlap(c->work, bytes, c->dst, bytes) ? "dest" : "source");
+    const char *hit = overlap(c->work, bytes, c->dst, bytes)   ? "dest"
+                      : overlap(c->work, bytes, c->src, bytes) ? "source"
+                                                               : NULL;
+    if (hit)
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: work [%p, +%zu) overlaps %s", api, c->work, bytes, hit);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -280,7 +281,7 @@ static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t
     /* A PE whose own arguments are bad still takes part, so that the others learn of it. */
     mine.status = prepare_record(api, inst, t, c, &mine);
     if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_REDUCE_LOCAL)
-        shmemi_coll_reduce_local_stage(inst, t, c);
+        shmemi_coll_reduce_local_stage(t, c);
     SHMEMI_TRY(shmemi_coll_exchange_records(api, inst, t, &mine, all));
     shmemi_coll_topo_t topo;
     shmemi_coll_topology(all, t->size, topo_ints, &topo);

@@ -43,7 +43,6 @@
 
 #include "base/error.h"
 #include "coll/run.h"
-#include "mem/heap.h"
 
 #define PIECE_BYTES 8192         /* of accumulators: a piece stays in L1 */
 #define FETCH_BYTES (1 << 20)    /* of an input on another node, fetched with one get */
@@ -302,26 +301,22 @@ typedef enum { LOCAL_SMALL, LOCAL_IN_WORK, LOCAL_CHUNKS } local_way_t;
 /* How a reduce_local of c goes, the same answer on every member of a matching call: in the
  * records (small), in place in work between copies (small enough, or across nodes), or by
  * chunks on one node. */
-static local_way_t local_way(const shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
+static local_way_t local_way(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
     if (shmemi_coll_small(c, t->size))
         return LOCAL_SMALL;
-    if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size)
+    if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size ||
+        !t->on_one_node)
         return LOCAL_IN_WORK;
-    for (int i = 0; i < t->size; i++) {
-        int pe = shmemi_team_world_pe(t, i);
-        if (pe != inst->my_pe && !inst->heaps.same_node[pe])
-            return LOCAL_IN_WORK;
-    }
     return LOCAL_CHUNKS;
 }
 
-void shmemi_coll_reduce_local_stage(const shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
+void shmemi_coll_reduce_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
     size_t es = shmemi_dtype_size(c->dtype), first, last;
     const uint8_t *src = c->src;
     uint8_t *work = c->work;
-    switch (local_way(inst, t, c)) {
+    switch (local_way(t, c)) {
     case LOCAL_IN_WORK:
         memcpy(work, src, c->nelems * es);
         break;
@@ -364,8 +359,10 @@ static int reduce_local_chunks(const shmemi_coll_run_t *r, pieces_t *p, size_t n
 static int reduce_local_in_work(const shmemi_coll_run_t *r, size_t n)
 {
     shmemi_coll_t in_work = *r->c;
-    if (in_work.work)
-        in_work.dst = in_work.work, in_work.src = in_work.work;
+    if (in_work.work) {
+        in_work.dst = in_work.work;
+        in_work.src = in_work.work;
+    }
     shmemi_coll_run_t inner = *r;
     inner.c = &in_work;
     int rc = reduce_symmetric(&inner);
@@ -390,7 +387,7 @@ int shmemi_coll_reduce(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     if (!any_local(r))
         return reduce_symmetric(r);
-    if (local_way(r->inst, r->t, r->c) != LOCAL_CHUNKS)
+    if (local_way(r->t, r->c) != LOCAL_CHUNKS)
         return reduce_local_in_work(r, n);
     pieces_t p = {0};
     int rc = pieces_init(r, &p);

@@ -131,7 +131,7 @@ int shmemi_coll_alltoall(const shmemi_coll_run_t *r);
 int shmemi_coll_alltoalls(const shmemi_coll_run_t *r);
 int shmemi_coll_reduce(const shmemi_coll_run_t *r); /* reduce and reduce_local, mixed or not */
 /* reduce_local's copies into work, made before the exchange once this PE's checks passed. */
-void shmemi_coll_reduce_local_stage(const shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c);
+void shmemi_coll_reduce_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c);
 int shmemi_coll_reducescatter(const shmemi_coll_run_t *r);
 
 #endif

@@ -103,7 +103,7 @@ static void futex_sleep(_Atomic uint32_t *word, uint32_t seen, long ms)
     syscall(SYS_futex, word, FUTEX_WAIT, seen, ms ? &timeout : NULL, NULL, 0);
 }
 
-static long elapsed_ns(const struct timespec *since)
+long shmemi_elapsed_ns(const struct timespec *since)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -130,7 +130,7 @@ static int poll_phase(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx,
     void (*progress)(shmemi_instance_t *) = inst->progress;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    for (long waited = 0; waited < yield_ns; waited = elapsed_ns(&start)) {
+    for (long waited = 0; waited < yield_ns; waited = shmemi_elapsed_ns(&start)) {
         for (int i = 0; i < 16; i++) {
             if (poll_once(inst, progress, ready, ctx))
                 return 1;

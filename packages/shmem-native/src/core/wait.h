@@ -4,6 +4,8 @@
 #ifndef SHMEMI_WAIT_H
 #define SHMEMI_WAIT_H
 
+#include <time.h>
+
 #include "core/instance.h"
 #include "core/ctrl.h"
 
@@ -22,6 +24,9 @@ int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx
 /* Call after making the condition of w's sleepers true: wakes them all (a system call only
  * when one sleeps). */
 void shmemi_wake_shared(shmemi_wake_word_t *w);
+
+/* Nanoseconds of CLOCK_MONOTONIC since since (a time read with clock_gettime). */
+long shmemi_elapsed_ns(const struct timespec *since);
 
 /* Decides how inst's waits poll, once the PEs of this node are known (init): whether the
  * node runs more PEs than this process has CPUs (inst->oversubscribed). */

@@ -91,9 +91,7 @@ static long oversubscribed_poll_ns(shmemi_instance_t *inst)
 
 static void note_wait(shmemi_instance_t *inst, const struct timespec *start)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long waited = (now.tv_sec - start->tv_sec) * 1000000000L + (now.tv_nsec - start->tv_nsec);
+    long waited = shmemi_elapsed_ns(start);
     int left = atomic_load_explicit(&inst->short_poll_barriers, memory_order_relaxed);
     left = waited > SLOW_BARRIER_NS ? SHORT_POLL_BARRIERS : left > 0 ? left - 1 : 0;
     atomic_store_explicit(&inst->short_poll_barriers, left, memory_order_relaxed);

@@ -124,34 +124,33 @@ def _nbytes(t):
     return t.numel() * t.element_size()
 
 
+def _reduced(call, team, red, dst, rc):
+    """After an engine reduction into dst: raises on an error, then divides for avg."""
+    _check(f"{call} ({red.op}, {red.dtype})", rc)
+    if red.average and dst.numel():
+        dst.div_(team_size(team))
+
+
 def reduce(team, red, dst, src):
     """dst on every PE of team <- the reduction of every PE's src (1-D contiguous tensors
     of red.dtype and of the same length; dst may be src)."""
-    count = dst.numel()
-    _check(f"all_reduce ({red.op}, {red.dtype})", red.function("reduce")(team, dst.data_ptr(), src.data_ptr(), count))
-    if red.average and count:
-        dst.div_(team_size(team))
+    rc = red.function("reduce")(team, dst.data_ptr(), src.data_ptr(), dst.numel())
+    _reduced("all_reduce", team, red, dst, rc)
 
 
 def reduce_local(team, red, dst, src, work):
     """reduce() of this process's own tensors: dst and src (1-D contiguous, of red.dtype, which
     must be red.wire; dst may be src) need not be symmetric; work is symmetric room of the
     same size, used as scratch (aclshmemx_reduce_local)."""
-    count = dst.numel()
-    rc = _pyshmem.aclshmemx_reduce_local(team, dst.data_ptr(), src.data_ptr(), work.data_ptr(), count,
+    rc = _pyshmem.aclshmemx_reduce_local(team, dst.data_ptr(), src.data_ptr(), work.data_ptr(), dst.numel(),
                                          _pyshmem.LOCAL_REDUCE_TYPES[red.ctype], _pyshmem.LOCAL_REDUCE_OPS[red.cop])
-    _check(f"all_reduce ({red.op}, {red.dtype})", rc)
-    if red.average and count:
-        dst.div_(team_size(team))
+    _reduced("all_reduce", team, red, dst, rc)
 
 
 def reducescatter(team, red, dst, src):
     """dst of team PE i <- the reduction of block i (dst's length) of every PE's src."""
-    count = dst.numel()
-    _check(f"reduce_scatter ({red.op}, {red.dtype})",
-           red.function("reducescatter")(team, dst.data_ptr(), src.data_ptr(), count))
-    if red.average and count:
-        dst.div_(team_size(team))
+    rc = red.function("reducescatter")(team, dst.data_ptr(), src.data_ptr(), dst.numel())
+    _reduced("reduce_scatter", team, red, dst, rc)
 
 
 def broadcast(team, dst, src, root):
