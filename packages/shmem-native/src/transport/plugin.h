@@ -18,7 +18,7 @@
 #include "transport/transport.h"
 
 /* Bump when this header, transport.h or a struct a plug-in reads changes shape. */
-#define SHMEMI_PLUGIN_ABI 4
+#define SHMEMI_PLUGIN_ABI 5
 
 /* The file name of the UCX plug-in, looked for beside libaclshmem unless SHMEM_UCX_PLUGIN
  * names another path. */

@@ -88,6 +88,13 @@ int shmemi_transport_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
     return inst->plugin ? inst->plugin->ops(inst)->quiet(inst, ch) : ACLSHMEM_SUCCESS;
 }
 
+int shmemi_transport_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
+{
+    if (gets->count == 0)
+        return ACLSHMEM_SUCCESS;
+    return inst->plugin->ops(inst)->gets_wait(inst, ch, gets);
+}
+
 int shmemi_transport_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
     SHMEMI_TRY(shmemi_transport_shm.fence(inst, ch));

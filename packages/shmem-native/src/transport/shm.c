@@ -150,6 +150,20 @@ static int shm_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int se
     return ACLSHMEM_SUCCESS;
 }
 
+/* A get here is a copy, complete when it returns: nothing for a quiet or a batch to wait for. */
+static int shm_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                       size_t len, shmemi_gets_t *gets)
+{
+    (void)gets;
+    return shm_get(inst, ch, pe, seg, offset, dst, len);
+}
+
+static int shm_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
+{
+    (void)inst, (void)ch, (void)gets;
+    return ACLSHMEM_SUCCESS;
+}
+
 /* AMOs are CPU atomics on the peer's word as this process maps it: the word is the same
  * physical memory in every mapping, and lock-free atomics of 1 to 8 bytes act on memory, so
  * AMOs from every PE and kernel block on one word are atomic with respect to each other.
@@ -256,6 +270,8 @@ const shmemi_transport_ops_t shmemi_transport_shm = {
     .name = "shm",
     .put = shm_put,
     .get = shm_get,
+    .get_nbi = shm_get_nbi,
+    .gets_wait = shm_gets_wait,
     .amo = shm_amo,
     .notify = shm_notify,
     .quiet = shm_quiet,

@@ -45,6 +45,11 @@ typedef struct {
     int width;
     uint64_t value;
     uint64_t cond; /* CSWAP only */
+    /* Posted only (no fetch): a signal that nobody completes with a quiet, because its
+     * target's wait for it is the only thing that needs it (a barrier's arrival).  A
+     * transport that makes the next quiet flush every PE written to may leave it out, so
+     * that each barrier does not pay a round trip for the last one's arrivals. */
+    int untracked;
 } shmemi_amo_t;
 
 /* The value a word holds after a applies to old (for FETCH: old): the arithmetic of every
@@ -52,12 +57,60 @@ typedef struct {
  * ADD rounds to nearest even; the result is masked to a->width bytes. */
 uint64_t shmemi_amo_result(const shmemi_amo_t *a, uint64_t old);
 
+/* Gets the library waits for by themselves (a collective's reads), apart from the channel's
+ * other operations: a quiet would complete every put of the channel too, which across nodes
+ * costs a round trip per PE written.  A transport that completes a get later than it issues
+ * it records the get here (its request or token, in the order issued); gets_wait completes
+ * exactly these.  Zero-initialise one per batch; every get of a batch goes through one
+ * channel.  When the batch is full the transport completes its oldest get first. */
+#define SHMEMI_GETS_MAX 16
+
+typedef struct {
+    unsigned first, count; /* the oldest entry and how many are in flight */
+    struct {
+        uint64_t handle; /* the transport's */
+        int pe;
+    } entry[SHMEMI_GETS_MAX];
+} shmemi_gets_t;
+
+/* Records a get in flight (the batch has room: count < SHMEMI_GETS_MAX). */
+static inline void shmemi_gets_add(shmemi_gets_t *g, uint64_t handle, int pe)
+{
+    unsigned at = (g->first + g->count++) % SHMEMI_GETS_MAX;
+    g->entry[at].handle = handle;
+    g->entry[at].pe = pe;
+}
+
+/* Takes the oldest get in flight out of the batch: 0 when it is empty. */
+static inline int shmemi_gets_take_oldest(shmemi_gets_t *g, uint64_t *handle, int *pe)
+{
+    if (g->count == 0)
+        return 0;
+    *handle = g->entry[g->first].handle;
+    *pe = g->entry[g->first].pe;
+    g->first = (g->first + 1) % SHMEMI_GETS_MAX;
+    g->count--;
+    return 1;
+}
+
 typedef struct shmemi_transport_ops {
     const char *name;
     int (*put)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,
                size_t len);
     int (*get)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
                size_t len);
+    /* Starts a get of len bytes at pe's (seg, offset) into dst, which the caller must leave
+     * alone until the get lands: with gets NULL by the end of the next quiet of channel ch
+     * (OpenSHMEM's get_nbi), else when gets_wait of that batch returns.  A transport may
+     * complete it before it returns (shm: a copy).  Bounds and PE are checked by the caller,
+     * as for get. */
+    int (*get_nbi)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                   size_t len, shmemi_gets_t *gets);
+    /* Completes every get recorded in gets (issued on ch) and empties the batch, also when
+     * it fails: then the gets still in flight are given up (a late reply is dropped where
+     * the transport sees it; UCX's own RMA releases the request when it ends).  get_nbi
+     * that fails empties its batch the same way. */
+    int (*gets_wait)(struct shmemi_instance *inst, shmemi_channel_t *ch, shmemi_gets_t *gets);
     /* The AMO a on pe's word at (seg, offset), atomic with respect to every other AMO on
      * that word from any PE or thread, and ordered after every earlier put to pe.  *fetched
      * (if not NULL) gets the word's old value.  When the word changed, pe's waiters wake
@@ -66,7 +119,8 @@ typedef struct shmemi_transport_ops {
                const shmemi_amo_t *a, uint64_t *fetched);
     /* Wakes pe's waiters after writes to it. */
     void (*notify)(struct shmemi_instance *inst, int pe);
-    /* Completes every operation issued through this transport on channel ch, to any PE. */
+    /* Completes every operation issued through this transport on channel ch, to any PE
+     * (the gets started with get_nbi without a batch among them). */
     int (*quiet)(struct shmemi_instance *inst, shmemi_channel_t *ch);
     /* Orders: every put, AMO and signal issued on ch to a PE before it is applied there
      * before any issued on ch after it (what OpenSHMEM's fence promises); completes nothing. */
@@ -82,6 +136,9 @@ extern const shmemi_transport_ops_t shmemi_transport_shm;
 int shmemi_transport_select(struct shmemi_instance *inst);
 /* Completes the operations of channel ch on every transport inst uses. */
 int shmemi_transport_quiet(struct shmemi_instance *inst, shmemi_channel_t *ch);
+/* Completes the gets of batch gets, started on channel ch with any transport's get_nbi (only
+ * a plug-in records gets: shm completes its own as it issues them). */
+int shmemi_transport_gets_wait(struct shmemi_instance *inst, shmemi_channel_t *ch, shmemi_gets_t *gets);
 /* Orders the operations of channel ch on every transport inst uses, per target PE (a fence). */
 int shmemi_transport_fence(struct shmemi_instance *inst, shmemi_channel_t *ch);
 /* A channel of its own for a new context: *ch is NULL (the default channel) when no

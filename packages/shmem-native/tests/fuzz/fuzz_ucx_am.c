@@ -8,7 +8,7 @@
  * malloc of exactly that size, so a one-byte overrun is caught; the program-data segment is
  * absent, as on a PE that does not share its globals, in half of them), a random capability and a
  * table of requests of its own waiting for replies (gets into exactly-sized buffers, AMOs,
- * flushes, some given up), then feeds it messages:
+ * flushes, some given up, some gets detached as a get_nbi's are), then feeds it messages:
  *
  *  - from an outsider: random bytes, random headers, our headers with a guessed or
  *    almost-right capability, replies to guessed tokens;
@@ -23,7 +23,8 @@
  *  - every action lies inside the segments (writes, AMO words, reply data), an AMO word is
  *    aligned to its width, a reply goes to a PE that may be answered;
  *  - a reply completes only a waiting request of that token, PE and length, and writes only
- *    into that request's buffer; a given-up request is never completed;
+ *    into that request's buffer; a given-up request is never completed; a detached get
+ *    that lands frees its slot, and the count of detached gets waiting stays exact;
  *  - every message is counted exactly once (applied or dropped for one reason).
  *
  * Usage: fuzz_ucx_am [--seed N] [--iterations N] [--seconds S]
@@ -151,14 +152,7 @@ static void make_pe(pe_t *pe)
     pe->t.reply = act_reply;
 }
 
-static void free_pe(pe_t *pe)
-{
-    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
-        free(pe->t.seg[s].base);
-    for (int i = 0; i < SHMEMI_AM_SLOTS; i++)
-        if (pe->pending.slot[i].state != SHMEMI_AM_SLOT_FREE && pe->pending.slot[i].op == SHMEMI_AM_GET)
-            free(pe->pending.slot[i].dst);
-}
+static void free_pe(pe_t *pe);
 
 /* ---- the PE's own requests ------------------------------------------------------------------ */
 
@@ -168,6 +162,8 @@ typedef struct {
     int pe;
     size_t len;
     int given_up; /* released: its token is dead */
+    int detached; /* a get nobody awaits: its reply frees the slot */
+    void *dst;
 } request_t;
 
 static request_t requests[REQUESTS];
@@ -185,10 +181,14 @@ static void make_requests(pe_t *pe)
         if (!r->token)
             fail("no free request slot for request %d", i);
         r->given_up = rnd(5) == 0;
+        r->detached = !r->given_up && r->op == SHMEMI_AM_GET && rnd(3) == 0;
+        r->dst = dst;
         if (r->given_up) {
             shmemi_am_pending_release(&pe->pending, r->token);
             free(dst);
         }
+        if (r->detached)
+            shmemi_am_pending_detach(&pe->pending, r->token);
     }
 }
 
@@ -307,6 +307,47 @@ static int carries_capability(const pe_t *pe, const message_t *m)
            memcmp(((const shmemi_am_header_t *)(const void *)m->header)->cap, pe->t.cap, SHMEMI_AM_CAP_LEN) == 0;
 }
 
+/* Frees the PE and the buffers of its gets (a detached get that landed left its slot). */
+static void free_pe(pe_t *pe)
+{
+    for (int s = 0; s < SHMEMI_SEG_COUNT; s++)
+        free(pe->t.seg[s].base);
+    for (int i = 0; i < SHMEMI_AM_SLOTS; i++)
+        if (pe->pending.slot[i].state != SHMEMI_AM_SLOT_FREE && pe->pending.slot[i].op == SHMEMI_AM_GET)
+            free(pe->pending.slot[i].dst);
+    for (int i = 0; i < REQUESTS; i++)
+        if (requests[i].detached && shmemi_am_pending_slot(&pe->pending, requests[i].token)->state == SHMEMI_AM_SLOT_FREE)
+            free(requests[i].dst);
+}
+
+/* A request's token still names its slot (a released slot has moved to another generation). */
+static int token_alive(const pe_t *pe, const request_t *r)
+{
+    const shmemi_am_slot_t *s = shmemi_am_pending_slot((shmemi_am_pending_t *)&pe->pending, r->token);
+    return s->state != SHMEMI_AM_SLOT_FREE && s->generation == (uint32_t)(r->token >> 32);
+}
+
+/* A detached get that was waiting and is gone now: only its own right reply may have ended it,
+ * with its data in its buffer; and the count of detached gets waiting is exact. */
+static void check_detached(const pe_t *pe, const message_t *m, const int was_waiting[REQUESTS])
+{
+    unsigned waiting = 0;
+    for (int i = 0; i < REQUESTS; i++) {
+        const request_t *r = &requests[i];
+        if (!r->detached)
+            continue;
+        waiting += token_alive(pe, r);
+        if (!was_waiting[i] || token_alive(pe, r))
+            continue;
+        const shmemi_am_header_t *h = (const shmemi_am_header_t *)(const void *)m->header;
+        if (!carries_capability(pe, m) || h->op != SHMEMI_AM_REPLY || h->token != r->token || h->src_pe != r->pe ||
+            m->data_len != r->len || memcmp(r->dst, m->data, r->len) != 0)
+            fail("detached get %d (PE %d, %zu bytes) was ended by a message that is not its reply", i, r->pe, r->len);
+    }
+    if (waiting != pe->pending.detached)
+        fail("%u detached gets wait, the count says %u", waiting, pe->pending.detached);
+}
+
 /* The requests a reply may have completed: only the one its token names, and only right. */
 static void check_requests(const pe_t *pe, const message_t *m, const int was_waiting[REQUESTS])
 {
@@ -343,6 +384,7 @@ static void deliver(pe_t *pe, message_t *m)
     if (result != SHMEMI_AM_APPLIED && pe->actions)
         fail("a dropped message (%s) caused %lu actions", shmemi_am_drop_names[result], pe->actions);
     check_requests(pe, m, was_waiting);
+    check_detached(pe, m, was_waiting);
 }
 
 static void run_iteration(void)

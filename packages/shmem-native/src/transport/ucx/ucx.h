@@ -65,6 +65,8 @@ struct shmemi_channel {
     uint8_t *dirty;        /* [n_pes] AM plane: written since the last quiet */
     shmemi_am_pending_t pending; /* AM plane: its requests waiting for replies */
     shmemi_am_target_t target;   /* AM plane: the receiving side of its worker */
+    unsigned gets_in_flight; /* RMA plane: get_nbi without a batch, until their callback */
+    int gets_failed;         /* RMA plane: a ucs_status_t of one that failed, for the quiet */
     ucp_ep_h reply_ep;     /* while a handler runs: where its sender wants the reply */
     ucx_guard_t guard;     /* the fence around its worker's listening sockets */
     struct shmemi_channel *next; /* context channels: the list of the open ones */

@@ -46,6 +46,7 @@ uint64_t shmemi_am_pending_take(shmemi_am_pending_t *p, uint8_t op, int pe, void
         s->dst = dst;
         s->len = len;
         s->value = 0;
+        s->detached = 0;
         __atomic_store_n(&s->state, SHMEMI_AM_SLOT_WAITING, __ATOMIC_RELEASE);
         p->next = (index + 1) % SHMEMI_AM_SLOTS;
         return token_of(p, index);
@@ -58,12 +59,34 @@ shmemi_am_slot_t *shmemi_am_pending_slot(shmemi_am_pending_t *p, uint64_t token)
     return &p->slot[(uint32_t)token - 1];
 }
 
-void shmemi_am_pending_release(shmemi_am_pending_t *p, uint64_t token)
+static void release_slot(shmemi_am_pending_t *p, shmemi_am_slot_t *s)
 {
-    shmemi_am_slot_t *s = shmemi_am_pending_slot(p, token);
+    if (s->detached && s->state == SHMEMI_AM_SLOT_WAITING)
+        __atomic_store_n(&p->detached, p->detached - 1, __ATOMIC_RELEASE);
+    s->detached = 0;
     s->generation++; /* a reply still on its way to this token no longer matches */
     s->dst = NULL;
     __atomic_store_n(&s->state, SHMEMI_AM_SLOT_FREE, __ATOMIC_RELEASE);
+}
+
+void shmemi_am_pending_release(shmemi_am_pending_t *p, uint64_t token)
+{
+    shmemi_am_slot_t *s = shmemi_am_pending_slot(p, token);
+    if (s->state != SHMEMI_AM_SLOT_FREE && token == token_of(p, (unsigned)((uint32_t)token - 1)))
+        release_slot(p, s); /* (a detached slot's reply may have freed it already) */
+}
+
+void shmemi_am_pending_detach(shmemi_am_pending_t *p, uint64_t token)
+{
+    shmemi_am_pending_slot(p, token)->detached = 1;
+    __atomic_store_n(&p->detached, p->detached + 1, __ATOMIC_RELEASE);
+}
+
+void shmemi_am_pending_abandon_detached(shmemi_am_pending_t *p)
+{
+    for (unsigned i = 0; i < SHMEMI_AM_SLOTS; i++)
+        if (p->slot[i].detached && p->slot[i].state == SHMEMI_AM_SLOT_WAITING)
+            release_slot(p, &p->slot[i]);
 }
 
 /* ---- checks --------------------------------------------------------------------------------- */
@@ -197,6 +220,10 @@ static shmemi_am_drop_t receive_reply(shmemi_am_target_t *t, const shmemi_am_hea
         return drop(t, SHMEMI_AM_DROP_MALFORMED);
     if (expected)
         memcpy(s->dst, data, expected);
+    if (s->detached) { /* a get_nbi: landed, and nobody awaits it */
+        release_slot(p, s);
+        return SHMEMI_AM_APPLIED;
+    }
     s->value = h->value;
     __atomic_store_n(&s->state, SHMEMI_AM_SLOT_DONE, __ATOMIC_RELEASE);
     return SHMEMI_AM_APPLIED;

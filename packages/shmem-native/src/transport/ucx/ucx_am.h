@@ -85,19 +85,27 @@ typedef struct {
     void *dst;  /* GET: where the data goes */
     size_t len; /* GET: how much is expected */
     uint64_t value; /* AMO: the fetched value */
+    int detached;   /* GET: nobody awaits the reply, which frees the slot (a get_nbi) */
 } shmemi_am_slot_t;
 
 typedef struct {
     shmemi_am_slot_t slot[SHMEMI_AM_SLOTS];
     unsigned next; /* where the search for a free slot starts */
+    unsigned detached; /* detached slots still WAITING: the channel's quiet waits for 0 */
 } shmemi_am_pending_t;
 
 /* A free slot set WAITING for op to pe, and its token; 0 when all are in use. */
 uint64_t shmemi_am_pending_take(shmemi_am_pending_t *p, uint8_t op, int pe, void *dst, size_t len);
 /* The slot of a token taken earlier (the token is ours, no check needed). */
 shmemi_am_slot_t *shmemi_am_pending_slot(shmemi_am_pending_t *p, uint64_t token);
-/* Frees the slot (DONE or given up): its token is dead from now on. */
+/* Frees the slot (DONE or given up): its token is dead from now on.  Nothing happens when the
+ * token is dead already (a detached slot freed by its reply). */
 void shmemi_am_pending_release(shmemi_am_pending_t *p, uint64_t token);
+/* Nobody will await the GET of token (WAITING): its reply lands in its dst and frees the
+ * slot, and p->detached counts it until then. */
+void shmemi_am_pending_detach(shmemi_am_pending_t *p, uint64_t token);
+/* Gives up every detached slot still WAITING (the job failed): a late reply is dropped. */
+void shmemi_am_pending_abandon_detached(shmemi_am_pending_t *p);
 
 /* ---- the receiving side ------------------------------------------------------------------- */
 

@@ -18,8 +18,6 @@
  * protocol's buffers without a large reassembly copy, and a get's reply stays within what
  * the receiver accepts (SHMEMI_AM_GET_MAX in ucx_am.c). */
 #define AM_PIECE ((size_t)64 << 10)
-/* A get keeps this many pieces in flight. */
-#define AM_GET_WINDOW 8
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
@@ -120,10 +118,17 @@ static int am_put(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg
     return ACLSHMEM_SUCCESS;
 }
 
-/* One piece of a get: asks for it (the reply lands in dst) and returns its token. */
-static int ask_piece(ucx_channel_t *c, int pe, int seg, size_t offset, void *dst, size_t len, uint64_t *token)
+/* One piece of a get: asks for it (the reply lands in dst) and returns its token.  detached:
+ * nobody will await it (a get_nbi that quiet completes): its reply frees the slot. */
+static int ask_piece(ucx_channel_t *c, int pe, int seg, size_t offset, void *dst, size_t len, int detached,
+                     uint64_t *token)
 {
     SHMEMI_TRY(take_slot(c, SHMEMI_AM_GET, pe, dst, len, token));
+    if (detached) {
+        pthread_mutex_lock(&c->lock);
+        shmemi_am_pending_detach(&c->pending, *token);
+        pthread_mutex_unlock(&c->lock);
+    }
     shmemi_am_header_t h;
     header_for(c, &h, SHMEMI_AM_GET, pe);
     h.seg = (uint8_t)seg;
@@ -132,34 +137,73 @@ static int ask_piece(ucx_channel_t *c, int pe, int seg, size_t offset, void *dst
     h.token = *token;
     int rc = am_send(c, pe, &h, NULL, 0, "a get");
     if (rc != ACLSHMEM_SUCCESS)
-        release_slot(c, *token);
+        release_slot(c, *token); /* (a no-op if a reply came after all and freed it) */
     return rc;
 }
 
-/* Up to AM_GET_WINDOW pieces in flight: the oldest is awaited before another is asked. */
+/* Gives up the gets of a batch that failed: their replies, if any come, are dropped. */
+static void give_up(ucx_channel_t *c, shmemi_gets_t *gets)
+{
+    uint64_t token;
+    int pe;
+    while (shmemi_gets_take_oldest(gets, &token, &pe))
+        release_slot(c, token);
+}
+
+/* Awaits the oldest get of a batch. */
+static int await_oldest(ucx_channel_t *c, shmemi_gets_t *gets)
+{
+    uint64_t token;
+    int pe;
+    if (!shmemi_gets_take_oldest(gets, &token, &pe))
+        return ACLSHMEM_SUCCESS;
+    int rc = await_reply(c, token, NULL);
+    if (rc != ACLSHMEM_SUCCESS)
+        give_up(c, gets);
+    return rc;
+}
+
+/* Asks for every piece; with a batch, each piece's token joins it (the oldest awaited when
+ * it is full), without one the pieces are detached and the channel's quiet waits for them. */
+static int am_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                      size_t len, shmemi_gets_t *gets)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
+    size_t asked = 0;
+    do {
+        size_t piece = len - asked < AM_PIECE ? len - asked : AM_PIECE;
+        uint64_t token = 0;
+        int rc = gets && gets->count == SHMEMI_GETS_MAX ? await_oldest(c, gets) : ACLSHMEM_SUCCESS;
+        if (rc == ACLSHMEM_SUCCESS)
+            rc = ask_piece(c, pe, seg, offset + asked, (uint8_t *)dst + asked, piece, gets == NULL, &token);
+        if (rc != ACLSHMEM_SUCCESS) {
+            if (gets)
+                give_up(c, gets);
+            return rc;
+        }
+        if (gets)
+            shmemi_gets_add(gets, token, pe);
+        asked += piece;
+    } while (asked < len);
+    return ACLSHMEM_SUCCESS;
+}
+
+static int am_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
+    int rc = ACLSHMEM_SUCCESS;
+    while (rc == ACLSHMEM_SUCCESS && gets->count)
+        rc = await_oldest(c, gets);
+    return rc;
+}
+
+/* Up to SHMEMI_GETS_MAX pieces in flight: the oldest is awaited before another is asked. */
 static int am_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
                   size_t len)
 {
-    ucx_channel_t *c = ucx_channel(inst, ch);
-    uint64_t token[AM_GET_WINDOW];
-    size_t asked = 0;
-    int oldest = 0, in_flight = 0, rc = ACLSHMEM_SUCCESS;
-    while (rc == ACLSHMEM_SUCCESS && (asked < len || in_flight > 0)) {
-        if (asked < len && in_flight < AM_GET_WINDOW) {
-            size_t piece = len - asked < AM_PIECE ? len - asked : AM_PIECE;
-            rc = ask_piece(c, pe, seg, offset + asked, (uint8_t *)dst + asked, piece,
-                           &token[(oldest + in_flight) % AM_GET_WINDOW]);
-            in_flight += rc == ACLSHMEM_SUCCESS;
-            asked += piece;
-        } else {
-            rc = await_reply(c, token[oldest], NULL);
-            oldest = (oldest + 1) % AM_GET_WINDOW;
-            in_flight--;
-        }
-    }
-    for (; in_flight > 0; in_flight--, oldest = (oldest + 1) % AM_GET_WINDOW)
-        release_slot(c, token[oldest]); /* a failure left these unanswered */
-    return rc;
+    shmemi_gets_t gets = {0};
+    SHMEMI_TRY(am_get_nbi(inst, ch, pe, seg, offset, dst, len, &gets));
+    return am_gets_wait(inst, ch, &gets);
 }
 
 static int am_amo(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
@@ -175,8 +219,9 @@ static int am_amo(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg
     h.amo_width = (uint32_t)a->width;
     h.value = a->value;
     h.cond = a->cond;
-    if (!fetched) { /* posted: complete at the next quiet, as a put */
-        mark_written(c, pe);
+    if (!fetched) { /* posted: complete at the next quiet, as a put (unless untracked) */
+        if (!a->untracked)
+            mark_written(c, pe);
         return am_send(c, pe, &h, NULL, 0, "an atomic operation");
     }
     SHMEMI_TRY(take_slot(c, SHMEMI_AM_AMO, pe, NULL, 0, &h.token));
@@ -195,7 +240,29 @@ static void am_notify(shmemi_instance_t *inst, int pe)
     (void)inst, (void)pe;
 }
 
-/* A FLUSH to every PE written on the channel since its last quiet, then their answers. */
+/* Under c->lock: every get_nbi of the channel landed. */
+static int detached_gets_landed(ucx_channel_t *c, void *arg)
+{
+    (void)arg;
+    return c->pending.detached == 0;
+}
+
+/* The end of a quiet (rc: how its flushes went): the channel's get_nbi land, or are given up
+ * when the job failed (a late reply then writes nothing). */
+static int await_detached_gets(ucx_channel_t *c, int rc)
+{
+    if (rc == ACLSHMEM_SUCCESS && __atomic_load_n(&c->pending.detached, __ATOMIC_ACQUIRE))
+        rc = shmemi_ucx_poll_until(c, detached_gets_landed, NULL);
+    if (rc != ACLSHMEM_SUCCESS) {
+        pthread_mutex_lock(&c->lock);
+        shmemi_am_pending_abandon_detached(&c->pending);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return rc;
+}
+
+/* A FLUSH to every PE written on the channel since its last quiet, then their answers, then
+ * the channel's get_nbi (a get needs no FLUSH: its reply is its completion). */
 static int am_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
     ucx_channel_t *c = ucx_channel(inst, ch);
@@ -226,7 +293,7 @@ static int am_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
             release_slot(c, tokens[pe]);
     }
     free(tokens);
-    return rc;
+    return await_detached_gets(c, rc);
 }
 
 /* Nothing to do: the messages of one channel to one PE are sent eagerly, one after the
@@ -247,6 +314,8 @@ const shmemi_transport_ops_t shmemi_ucx_am_ops = {
     .name = "ucx-am",
     .put = am_put,
     .get = am_get,
+    .get_nbi = am_get_nbi,
+    .gets_wait = am_gets_wait,
     .amo = am_amo,
     .notify = am_notify,
     .quiet = am_quiet,

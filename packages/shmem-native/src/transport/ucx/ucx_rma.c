@@ -50,6 +50,110 @@ static int ucx_get(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int se
     return transfer(inst, ch, 0, pe, seg, offset, dst, len);
 }
 
+/* ---- non-blocking gets ----------------------------------------------------------------------- */
+
+/* A get_nbi without a batch landed (or failed): the channel's quiet waits for the count to
+ * reach 0.  Runs in the worker's progress, under c->lock. */
+static void nbi_get_done(void *request, ucs_status_t status, void *user_data)
+{
+    ucx_channel_t *c = user_data;
+    if (status != UCS_OK)
+        c->gets_failed = status;
+    __atomic_store_n(&c->gets_in_flight, c->gets_in_flight - 1, __ATOMIC_RELEASE);
+    ucp_request_free(request);
+}
+
+/* Gives up the gets of a batch that failed: UCX releases each request when it completes. */
+static void give_up(ucx_channel_t *c, shmemi_gets_t *gets)
+{
+    uint64_t handle;
+    int pe;
+    pthread_mutex_lock(&c->lock);
+    while (shmemi_gets_take_oldest(gets, &handle, &pe))
+        ucp_request_free((void *)(uintptr_t)handle);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Waits for the oldest get of a batch. */
+static int await_oldest(ucx_channel_t *c, shmemi_gets_t *gets)
+{
+    uint64_t handle;
+    int pe;
+    if (!shmemi_gets_take_oldest(gets, &handle, &pe))
+        return ACLSHMEM_SUCCESS;
+    int rc = shmemi_ucx_wait(c, (ucs_status_ptr_t)(uintptr_t)handle, "a get", pe);
+    if (rc != ACLSHMEM_SUCCESS)
+        give_up(c, gets);
+    return rc;
+}
+
+/* One ucp_get_nbx: its request joins the batch, or (no batch) the channel counts it until its
+ * callback, which the quiet's flush brings. */
+static int ucx_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                       size_t len, shmemi_gets_t *gets)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
+    if (gets && gets->count == SHMEMI_GETS_MAX)
+        SHMEMI_TRY(await_oldest(c, gets));
+    ucp_request_param_t param = {.op_attr_mask = 0};
+    if (!gets) {
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        param.cb.send = nbi_get_done;
+        param.user_data = c;
+    }
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    pthread_mutex_lock(&c->lock);
+    int rc = route(c, pe, seg, &ep, &rkey);
+    ucs_status_ptr_t req =
+        rc == ACLSHMEM_SUCCESS ? ucp_get_nbx(ep, dst, len, remote_address(c, pe, seg, offset), rkey, &param) : NULL;
+    if (!gets && UCS_PTR_IS_PTR(req))
+        c->gets_in_flight++; /* (its callback runs in a progress, under the lock we hold) */
+    pthread_mutex_unlock(&c->lock);
+    if (rc == ACLSHMEM_SUCCESS && UCS_PTR_IS_ERR(req))
+        rc = shmemi_ucx_op_failed(c->st, UCS_PTR_STATUS(req), "a get", pe);
+    if (rc != ACLSHMEM_SUCCESS) {
+        if (gets)
+            give_up(c, gets);
+        return rc;
+    }
+    if (gets && UCS_PTR_IS_PTR(req))
+        shmemi_gets_add(gets, (uint64_t)(uintptr_t)req, pe);
+    return ACLSHMEM_SUCCESS;
+}
+
+static int ucx_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
+{
+    ucx_channel_t *c = ucx_channel(inst, ch);
+    int rc = ACLSHMEM_SUCCESS;
+    while (rc == ACLSHMEM_SUCCESS && gets->count)
+        rc = await_oldest(c, gets);
+    return rc;
+}
+
+/* Under c->lock: every get_nbi without a batch called back. */
+static int nbi_gets_landed(ucx_channel_t *c, void *arg)
+{
+    (void)arg;
+    return c->gets_in_flight == 0;
+}
+
+/* After a quiet's flush: the channel's get_nbi have called back (the flush completed them;
+ * their callbacks may still be due), and none failed. */
+static int await_nbi_gets(ucx_channel_t *c)
+{
+    int rc = ACLSHMEM_SUCCESS;
+    if (__atomic_load_n(&c->gets_in_flight, __ATOMIC_ACQUIRE))
+        rc = shmemi_ucx_poll_until(c, nbi_gets_landed, NULL);
+    pthread_mutex_lock(&c->lock);
+    ucs_status_t failed = (ucs_status_t)c->gets_failed;
+    c->gets_failed = UCS_OK;
+    pthread_mutex_unlock(&c->lock);
+    if (rc == ACLSHMEM_SUCCESS && failed != UCS_OK)
+        rc = shmemi_ucx_op_failed(c->st, failed, "a get_nbi", -1);
+    return rc;
+}
+
 /* ---- atomics ------------------------------------------------------------------------------- */
 
 /* One UCP atomic on a 4- or 8-byte word.  With reply (a fetching operation, SWAP, CSWAP) it
@@ -174,7 +278,7 @@ static void ucx_notify(shmemi_instance_t *inst, int pe)
     (void)inst, (void)pe;
 }
 
-/* A flush of the channel's worker: its operations only. */
+/* A flush of the channel's worker: its operations only (its get_nbi among them). */
 static int ucx_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
 {
     ucx_channel_t *c = ucx_channel(inst, ch);
@@ -182,7 +286,8 @@ static int ucx_quiet(shmemi_instance_t *inst, shmemi_channel_t *ch)
     pthread_mutex_lock(&c->lock);
     ucs_status_ptr_t req = ucp_worker_flush_nbx(c->worker, &param);
     pthread_mutex_unlock(&c->lock);
-    return shmemi_ucx_wait(c, req, "quiet (a flush)", -1);
+    SHMEMI_TRY(shmemi_ucx_wait(c, req, "quiet (a flush)", -1));
+    return await_nbi_gets(c);
 }
 
 static int ucx_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
@@ -200,6 +305,8 @@ const shmemi_transport_ops_t shmemi_ucx_rma_ops = {
     .name = "ucx-rma",
     .put = ucx_put,
     .get = ucx_get,
+    .get_nbi = ucx_get_nbi,
+    .gets_wait = ucx_gets_wait,
     .amo = ucx_amo,
     .notify = ucx_notify,
     .quiet = ucx_quiet,
