@@ -1,7 +1,8 @@
 /*
  * test_rma.c - remote memory access: putmem/getmem (+ _nbi), every typed family over
  * ACLSHMEM_RMA_TYPES and every sized family over ACLSHMEM_RMA_SIZES (generated from the
- * same X-macro tables as the header), quiet and fence, and bad input.
+ * same X-macro tables as the header), quiet and fence, get_nbi (many in flight, one quiet;
+ * get's checks and messages), and bad input.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -487,6 +488,63 @@ static int t_quiet_fence(int me, int n)
     return 0;
 }
 
+/* ---- get_nbi: many in flight, one quiet; get's checks --------------------------------------- */
+#define NBI_GETS 600 /* more than a UCX channel's 256 request slots, were the peers remote */
+
+/* The text after a message's leading API name (the messages of get and get_nbi differ there only). */
+static const char *after_name(const char *msg, const char *name)
+{
+    return strncmp(msg, name, strlen(name)) == 0 ? msg + strlen(name) : msg;
+}
+
+static int t_get_nbi(int me, int n)
+{
+    int next = (me + 1) % n;
+    const size_t piece = 333, len = NBI_GETS * piece;
+    unsigned char *sym = aclshmem_malloc(len), *dst = calloc(1, len);
+    ASSERT(sym && dst);
+    for (size_t i = 0; i < len; i++)
+        sym[i] = pat(me, i + 3);
+    aclshmem_barrier_all();
+    /* every get in flight, then one quiet: dest is read only after it */
+    for (int k = NBI_GETS - 1; k >= 0; k--)
+        aclshmem_getmem_nbi(dst + (size_t)k * piece, sym + (size_t)k * piece, piece, next);
+    aclshmem_quiet();
+    size_t bad = 0;
+    for (size_t i = 0; i < len; i++)
+        bad += dst[i] != pat(next, i + 3);
+    EXPECT_EQ(bad, 0);
+    /* typed and sized forms */
+    int64_t got64[5] = {0};
+    uint32_t got32[3] = {0};
+    aclshmem_int64_get_nbi(got64, (const int64_t *)(void *)sym, 5, next);
+    aclshmem_get32_nbi(got32, sym + 40, 3, next);
+    aclshmem_quiet();
+    EXPECT_EQ(memcmp(got64, dst, sizeof got64), 0);
+    EXPECT_EQ(memcmp(got32, dst + 40, sizeof got32), 0);
+    /* refused as get refuses, with get's message under its own name */
+    const void *froms[] = {sym, sym, dst};
+    const int pes[] = {-1, n, next};
+    for (int k = 0; k < 3; k++) {
+        char blocking[256];
+        harness_mark_error();
+        aclshmem_getmem(dst, froms[k], 8, pes[k]);
+        EXPECT_ERROR_SET();
+        snprintf(blocking, sizeof blocking, "%s", aclshmemx_get_last_error());
+        harness_mark_error();
+        aclshmem_getmem_nbi(dst, froms[k], 8, pes[k]);
+        EXPECT_ERROR_SET();
+        const char *nbi = aclshmemx_get_last_error();
+        if (strcmp(after_name(nbi, "aclshmem_getmem_nbi"), after_name(blocking, "aclshmem_getmem")) != 0)
+            harness_report(__FILE__, __LINE__, "get_nbi said \"%s\", get \"%s\"", nbi, blocking);
+    }
+    aclshmem_quiet();
+    aclshmem_barrier_all();
+    free(dst);
+    aclshmem_free(sym);
+    return 0;
+}
+
 /* ---- bad input --------------------------------------------------------------------------- */
 static int t_bad_input(int me, int n)
 {
@@ -591,6 +649,7 @@ static const harness_case cases[] = {
     { "small", t_small, { 0 }, { 2 } },
     { "all_to_all", t_all_to_all, { 0 }, { 4, 8 } },
     { "quiet_fence", t_quiet_fence, { 0 }, { 2, 4 } },
+    { "get_nbi", t_get_nbi, { 0 }, { 2 } },
     { "bad_input", t_bad_input, { 0 }, { 2 } },
 };
 

@@ -1,8 +1,9 @@
 /* Remote memory access: put and get in every shape of OpenSHMEM 1.5 (typed over
  * SHMEMI_TYPES_RMA, sized over SHMEMI_SIZES_RMA, in bytes; contiguous, one element,
  * strided, nbi; each with a context form), each one call of the RMA engine (rma/rma.c)
- * once the context's PE is a world PE.  The engine completes a put when it returns, so the
- * _nbi forms share the blocking path. */
+ * once the context's PE is a world PE.  The engine completes a put when it returns, so
+ * put_nbi shares the blocking path; get_nbi starts the get, which the context's quiet
+ * completes. */
 #include "openshmem/osh.h"
 #include "rma/rma.h"
 
@@ -18,6 +19,14 @@ static void get(const char *api, shmem_ctx_t ctx, void *dest, const void *source
     shmemi_channel_t *ch;
     if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
         shmemi_rma_get(api, ch, dest, source, nelems, size, pe);
+}
+
+static void get_nbi(const char *api, shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, size_t size,
+                    int pe)
+{
+    shmemi_channel_t *ch;
+    if (shmemi_osh_ctx_pe(api, ctx, &pe, &ch) == ACLSHMEM_SUCCESS)
+        shmemi_rma_get_nbi(api, ch, dest, source, nelems, size, pe);
 }
 
 static void iput(const char *api, shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
@@ -96,7 +105,7 @@ static void iget(const char *api, shmem_ctx_t ctx, void *dest, const void *sourc
     DEFINE_CONTIGUOUS(NAME, _put, TYPE, sizeof(TYPE), put)                                           \
     DEFINE_CONTIGUOUS(NAME, _get, TYPE, sizeof(TYPE), get)                                           \
     DEFINE_CONTIGUOUS(NAME, _put_nbi, TYPE, sizeof(TYPE), put)                                       \
-    DEFINE_CONTIGUOUS(NAME, _get_nbi, TYPE, sizeof(TYPE), get)                                       \
+    DEFINE_CONTIGUOUS(NAME, _get_nbi, TYPE, sizeof(TYPE), get_nbi)                                   \
     DEFINE_STRIDED(NAME, _iput, TYPE, sizeof(TYPE), iput)                                            \
     DEFINE_STRIDED(NAME, _iget, TYPE, sizeof(TYPE), iget)                                            \
     DEFINE_ELEMENT(NAME, TYPE)
@@ -106,7 +115,7 @@ SHMEMI_TYPES_RMA(DEFINE_TYPED)
     DEFINE_CONTIGUOUS(put, BITS, void, BITS / 8, put)                                                \
     DEFINE_CONTIGUOUS(get, BITS, void, BITS / 8, get)                                                \
     DEFINE_CONTIGUOUS(put, BITS##_nbi, void, BITS / 8, put)                                          \
-    DEFINE_CONTIGUOUS(get, BITS##_nbi, void, BITS / 8, get)                                          \
+    DEFINE_CONTIGUOUS(get, BITS##_nbi, void, BITS / 8, get_nbi)                                      \
     DEFINE_STRIDED(iput, BITS, void, BITS / 8, iput)                                                 \
     DEFINE_STRIDED(iget, BITS, void, BITS / 8, iget)
 SHMEMI_SIZES_RMA(DEFINE_SIZED)
@@ -114,4 +123,4 @@ SHMEMI_SIZES_RMA(DEFINE_SIZED)
 DEFINE_CONTIGUOUS(put, mem, void, 1, put)
 DEFINE_CONTIGUOUS(get, mem, void, 1, get)
 DEFINE_CONTIGUOUS(put, mem_nbi, void, 1, put)
-DEFINE_CONTIGUOUS(get, mem_nbi, void, 1, get)
+DEFINE_CONTIGUOUS(get, mem_nbi, void, 1, get_nbi)

@@ -1,7 +1,9 @@
 /* put / get in all their public shapes: untyped, typed (ACLSHMEM_RMA_TYPES), sized
  * (ACLSHMEM_RMA_SIZES), strided and non-blocking.  A blocking put returns when its source
- * may be reused (shm: the data is in place; UCX: the data left), so _nbi calls share the
- * blocking path; quiet completes everything at every PE (shm: a fence; UCX: a flush). */
+ * may be reused (shm: the data is in place; UCX: the data left), so put_nbi shares the
+ * blocking path; get_nbi starts the get and returns (shm: a copy, done at once; UCX: the
+ * request is on its way and lands in dest by the next quiet).  Quiet completes everything
+ * at every PE (shm: a fence; UCX: a flush, and the get_nbi's replies). */
 #include "rma/rma.h"
 
 #include <stdint.h>
@@ -70,6 +72,21 @@ int shmemi_rma_get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int p
 {
     uint64_t start = shmemi_prof_begin(inst);
     int rc = inst->transport[pe]->get(inst, ch, pe, seg, offset, dst, bytes);
+    shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
+    return rc;
+}
+
+int shmemi_rma_get_nbi(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                       size_t elem_size, int pe)
+{
+    shmemi_instance_t *inst;
+    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
+    size_t offset = 0, bytes = 0;
+    SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
+    if (!inst)
+        return ACLSHMEM_SUCCESS;
+    uint64_t start = shmemi_prof_begin(inst);
+    int rc = inst->transport[pe]->get_nbi(inst, ch, pe, seg, offset, dst, bytes, NULL);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
     return rc;
 }
@@ -187,7 +204,7 @@ void aclshmem_putmem_nbi(void *dst, const void *src, size_t elem_size, int32_t p
 
 void aclshmem_getmem_nbi(void *dst, const void *src, size_t elem_size, int32_t pe)
 {
-    shmemi_rma_get("aclshmem_getmem_nbi", NULL, dst, src, elem_size, 1, pe);
+    shmemi_rma_get_nbi("aclshmem_getmem_nbi", NULL, dst, src, elem_size, 1, pe);
 }
 
 #define DEFINE_TYPED_RMA(NAME, TYPE)                                                                 \
@@ -205,7 +222,7 @@ void aclshmem_getmem_nbi(void *dst, const void *src, size_t elem_size, int32_t p
     }                                                                                                \
     void aclshmem_##NAME##_get_nbi(TYPE *dest, const TYPE *source, size_t nelems, int pe)            \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_" #NAME "_get_nbi", NULL, dest, source, nelems, sizeof(TYPE), pe);  \
+        shmemi_rma_get_nbi("aclshmem_" #NAME "_get_nbi", NULL, dest, source, nelems, sizeof(TYPE), pe); \
     }                                                                                                \
     void aclshmem_##NAME##_p(TYPE *dst, const TYPE value, int pe)                                    \
     {                                                                                                \
@@ -246,7 +263,7 @@ ACLSHMEM_RMA_TYPES(DEFINE_TYPED_RMA)
     }                                                                                                \
     void aclshmem_get##BITS##_nbi(void *dst, const void *src, uint32_t elem_size, int32_t pe)        \
     {                                                                                                \
-        shmemi_rma_get("aclshmem_get" #BITS "_nbi", NULL, dst, src, elem_size, BITS / 8, pe);        \
+        shmemi_rma_get_nbi("aclshmem_get" #BITS "_nbi", NULL, dst, src, elem_size, BITS / 8, pe);    \
     }                                                                                                \
     void aclshmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
                              size_t nelems, int pe)                                                  \

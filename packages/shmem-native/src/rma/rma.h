@@ -20,6 +20,11 @@ int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void 
 int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
                    size_t elem_size, int pe);
 
+/* get_nbi: checks as shmemi_rma_get, then starts the get; dst holds the data after the next
+ * quiet of channel ch (shm: at once). */
+int shmemi_rma_get_nbi(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                       size_t elem_size, int pe);
+
 /* The transfers of shmemi_rma_put / _get once their symmetric side is resolved (seg and
  * offset from shmemi_rma_resolve, bytes > 0): for a caller that checked its arguments
  * earlier, as the on-stream calls do when they are enqueued. */
