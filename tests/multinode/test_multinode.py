@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # The cases of mn_suite (test_case_list checks this against `mn_suite --list`).
 CASES = ["init", "putmem", "typed", "strided", "nbi", "signal", "wait", "amo", "barrier",
-         "teams", "killed", "victim", "coll"]
+         "teams", "killed", "victim", "coll", "get_nbi", "reduce_blocks"]
 # name: (nodes, PEs per node)
 LAYOUTS = {"2x2": (2, 2), "3x1": (3, 1)}
 
@@ -265,7 +265,7 @@ def test_no_plugin_on_one_node(build, namespaces, tmp_path, plugin, reason):
 
 # --- the data planes (issue #23; docs/security.rst, "The data plane across nodes") ---------
 
-RMA_PLANE_CASES = ["putmem", "nbi", "signal", "amo", "barrier"]
+RMA_PLANE_CASES = ["putmem", "nbi", "signal", "amo", "barrier", "get_nbi", "reduce_blocks"]
 
 
 @pytest.mark.parametrize("case", RMA_PLANE_CASES)

@@ -22,9 +22,10 @@ static size_t slot_offset(const shmemi_team_t *t, uint64_t seq)
            ((size_t)t->index * 2 + (size_t)(seq & 1)) * sizeof(shmemi_coll_slot_t);
 }
 
-/* Member idx's record of round seq, from its control segment. */
+/* Starts reading member idx's record of round seq from its control segment: a copy through
+ * the mapping on this node, else a get that joins gets (all of them wait once, together). */
 static int read_record(shmemi_instance_t *inst, const shmemi_team_t *t, int idx, uint64_t seq,
-                       shmemi_coll_record_t *out)
+                       shmemi_coll_record_t *out, shmemi_gets_t *gets)
 {
     int pe = shmemi_team_world_pe(t, idx);
     size_t offset = slot_offset(t, seq);
@@ -34,7 +35,7 @@ static int read_record(shmemi_instance_t *inst, const shmemi_team_t *t, int idx,
         memcpy(out, mapped, sizeof(*out));
         return ACLSHMEM_SUCCESS;
     }
-    return tr->get(inst, NULL, pe, SHMEMI_SEG_CTRL, offset, out, sizeof(*out));
+    return tr->get_nbi(inst, NULL, pe, SHMEMI_SEG_CTRL, offset, out, sizeof(*out), gets);
 }
 
 /* "reduce (sum) of 100 int32" and the like, for messages. */
@@ -147,12 +148,20 @@ int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmem
     shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
     memcpy(ctrl->coll_record[t->index][mine->seq & 1].bytes, mine, sizeof(*mine));
     SHMEMI_TRY(shmemi_barrier(inst, t)); /* the records are out; everyone's buffers are ready */
-    for (int i = 0; i < t->size; i++) {
+    /* The records of other nodes travel at once, one round trip for all rather than one each
+     * (a batch, not a quiet: the barrier's quiet left nothing else to complete, but a batch
+     * waits for these gets only). */
+    shmemi_gets_t gets = {0};
+    int rc = ACLSHMEM_SUCCESS;
+    for (int i = 0; i < t->size && rc == ACLSHMEM_SUCCESS; i++) {
         if (i == t->my_idx)
             all[i] = *mine;
         else
-            SHMEMI_TRY(read_record(inst, t, i, mine->seq, &all[i]));
+            rc = read_record(inst, t, i, mine->seq, &all[i], &gets);
     }
+    int wait_rc = shmemi_transport_gets_wait(inst, NULL, &gets); /* (also after a failure: empties it) */
+    SHMEMI_TRY(rc);
+    SHMEMI_TRY(wait_rc);
     return check_records(api, t, mine, all);
 }
 
@@ -202,6 +211,28 @@ static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side
     if (mapped != local)
         memcpy(is_put ? mapped : local, is_put ? local : mapped, len);
     return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_coll_pull_start(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
+                           size_t len, shmemi_gets_t *gets)
+{
+    if (len == 0)
+        return ACLSHMEM_SUCCESS;
+    int pe, seg;
+    size_t offset;
+    SHMEMI_TRY(locate(r, idx, side, off, &pe, &seg, &offset));
+    const shmemi_transport_ops_t *tr = r->inst->transport[pe];
+    const uint8_t *mapped = tr->ptr(r->inst, pe, seg, offset);
+    if (!mapped)
+        return tr->get_nbi(r->inst, NULL, pe, seg, offset, to, len, gets);
+    if (mapped != to)
+        memcpy(to, mapped, len);
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_coll_pulls_wait(const shmemi_coll_run_t *r, shmemi_gets_t *gets)
+{
+    return shmemi_transport_gets_wait(r->inst, NULL, gets);
 }
 
 int shmemi_coll_pull(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,

@@ -6,7 +6,8 @@
  * accumulators of a piece, then each input's piece combined into them, read through its
  * mapping when it shares this node.  Inputs on other nodes are fetched a block of up to
  * FETCH_BYTES at a time, one get each (a get is a network round trip: in 8 KiB pieces a
- * 4 MiB input took 21.8 ms to fetch over TCP between two namespaces, in one get 2.6 ms).
+ * 4 MiB input took 21.8 ms to fetch over TCP between two namespaces, in one get 2.6 ms),
+ * in two buffers: the gets of the next block travel while the current one is reduced.
  *
  * reduce, large: the result is cut into one chunk per member; PE i reduces chunk i (over the
  * members in team order) and writes it into its own dest and every other member's (through
@@ -54,7 +55,7 @@ typedef struct {
     const shmemi_reducer_t *red;
     size_t piece;        /* elements per piece */
     uint8_t *acc;        /* piece accumulators */
-    uint8_t *fetch;      /* a block of each input on another node, one after the other */
+    uint8_t *fetch;      /* two halves, each a block of each input on another node */
     size_t fetch_bytes;  /* its size */
 } pieces_t;
 
@@ -68,10 +69,11 @@ typedef struct {
     const uint8_t *own;
 } inputs_t;
 
-/* The elements [first, first + count) whose remote inputs are in p->fetch, each input's
- * block stride elements after the previous one's. */
+/* The elements [first, first + count) whose remote inputs are in buf, each input's block
+ * stride elements after the previous one's. */
 typedef struct {
     size_t first, count, stride;
+    uint8_t *buf;
 } block_t;
 
 static int pieces_init(const shmemi_coll_run_t *r, pieces_t *p)
@@ -109,16 +111,17 @@ static int remote_inputs(const shmemi_coll_run_t *r, const inputs_t *in)
     return remote;
 }
 
-/* Fetches block b of every input on another node into p->fetch: one get each. */
-static int fetch_block(const shmemi_coll_run_t *r, const pieces_t *p, const inputs_t *in, const block_t *b)
+/* Starts fetching block b of every input on another node into b->buf: one get each, in
+ * batch gets. */
+static int fetch_start(const shmemi_coll_run_t *r, const inputs_t *in, const block_t *b, shmemi_gets_t *gets)
 {
     size_t es = r->esize;
     for (int k = 0, j = 0; k < in->count; k++) {
         if (local_input(r, in, k, b->first))
             continue;
         int i = in->members ? in->members[k] : k;
-        SHMEMI_TRY(shmemi_coll_pull(r, i, in->side, in->base + b->first * es, p->fetch + (size_t)j++ * b->stride * es,
-                                    b->count * es));
+        SHMEMI_TRY(shmemi_coll_pull_start(r, i, in->side, in->base + b->first * es,
+                                          b->buf + (size_t)j++ * b->stride * es, b->count * es, gets));
     }
     return ACLSHMEM_SUCCESS;
 }
@@ -131,7 +134,7 @@ static void reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, const in
     for (int k = 0, j = 0; k < in->count; k++) {
         const void *data = local_input(r, in, k, at);
         if (!data)
-            data = p->fetch + ((size_t)j++ * b->stride + (at - b->first)) * r->esize;
+            data = b->buf + ((size_t)j++ * b->stride + (at - b->first)) * r->esize;
         if (k == 0)
             p->red->load(p->acc, data, count);
         else
@@ -139,43 +142,97 @@ static void reduce_piece(const shmemi_coll_run_t *r, const pieces_t *p, const in
     }
 }
 
+/* Where a reduced range goes: out (its element first) and copy (unless NULL); share: also
+ * every other member's dest at the same place. */
+typedef struct {
+    size_t first;
+    uint8_t *out, *copy;
+    int share;
+} results_t;
+
+/* Block b of the result (its remote inputs fetched), piece by piece into res.  Members on
+ * this node get each piece while it is in the cache, those on other nodes the block in one
+ * put. */
+static int reduce_block(const shmemi_coll_run_t *r, pieces_t *p, const inputs_t *in, const block_t *b,
+                        const results_t *res)
+{
+    size_t es = r->esize, n = (size_t)r->t->size;
+    for (size_t at = b->first; at < b->first + b->count; at += p->piece) {
+        size_t count = b->first + b->count - at < p->piece ? b->first + b->count - at : p->piece;
+        uint8_t *to = res->out + (at - res->first) * es;
+        reduce_piece(r, p, in, b, at, count);
+        p->red->store(to, p->acc, count);
+        if (res->copy)
+            memcpy(res->copy + (at - res->first) * es, to, count * es);
+        for (size_t k = 1; res->share && k < n; k++) {
+            int i = (int)((r->me + k) % n);
+            if (shmemi_coll_peer(r, i, SHMEMI_COLL_DST, at * es))
+                SHMEMI_TRY(shmemi_coll_push(r, i, SHMEMI_COLL_DST, at * es, to, count * es));
+        }
+    }
+    for (size_t k = 1; res->share && k < n; k++) {
+        int i = (int)((r->me + k) % n);
+        if (!shmemi_coll_peer(r, i, SHMEMI_COLL_DST, b->first * es))
+            SHMEMI_TRY(shmemi_coll_push(r, i, SHMEMI_COLL_DST, b->first * es,
+                                        res->out + (b->first - res->first) * es, b->count * es));
+    }
+    return ACLSHMEM_SUCCESS;
+}
+
+/* The fetch buffer: two halves of half bytes each. */
+static int fetch_room(const shmemi_coll_run_t *r, pieces_t *p, size_t half)
+{
+    if (2 * half <= p->fetch_bytes)
+        return ACLSHMEM_SUCCESS;
+    uint8_t *room = realloc(p->fetch, 2 * half);
+    if (!room)
+        return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
+    p->fetch = room;
+    p->fetch_bytes = 2 * half;
+    return ACLSHMEM_SUCCESS;
+}
+
+/* Half k % 2 of the fetch buffer (NULL when nothing is fetched). */
+static uint8_t *fetch_half(const pieces_t *p, unsigned k, size_t half)
+{
+    return half ? p->fetch + (k % 2) * half : NULL;
+}
+
 /* Elements [first, last) of the result, reduced over the inputs, stored from out (element
  * first) on, and from copy on too unless it is NULL; share: also written to every other
- * member's dest at the same place. */
+ * member's dest at the same place.  Inputs on other
+ * nodes come a block at a time, one get of up to FETCH_BYTES each (a whole number of
+ * pieces), block k into half k % 2 of p->fetch: block k + 1's gets are started before
+ * block k is reduced, so the network moves one while the CPU reduces the other. */
 static int reduce_range(const shmemi_coll_run_t *r, pieces_t *p, const inputs_t *in, size_t first, size_t last,
                         uint8_t *out, uint8_t *copy, int share)
 {
+    const results_t res = {first, out, copy, share};
     size_t es = r->esize;
     int remote = remote_inputs(r, in);
-    /* Inputs on other nodes come a block at a time, one get of up to FETCH_BYTES each (a get
-     * is a network round trip); a whole number of pieces. */
     size_t stride = remote ? (FETCH_BYTES / es + p->piece - 1) / p->piece * p->piece : last - first;
     if (stride > last - first)
         stride = last - first;
-    size_t need = (size_t)remote * stride * es;
-    if (need > p->fetch_bytes) {
-        uint8_t *room = realloc(p->fetch, need);
-        if (!room)
-            return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
-        p->fetch = room;
-        p->fetch_bytes = need;
+    size_t half = (size_t)remote * stride * es;
+    SHMEMI_TRY(fetch_room(r, p, half));
+    shmemi_gets_t gets[2] = {{0}};
+    block_t next = {first, stride, stride, fetch_half(p, 0, half)};
+    int rc = remote && next.count ? fetch_start(r, in, &next, &gets[0]) : ACLSHMEM_SUCCESS;
+    for (unsigned k = 0; rc == ACLSHMEM_SUCCESS && next.count; k++) {
+        block_t b = next;
+        size_t after = b.first + b.count;
+        next = (block_t){after, last - after < stride ? last - after : stride, stride, fetch_half(p, k + 1, half)};
+        if (remote && next.count)
+            rc = fetch_start(r, in, &next, &gets[(k + 1) % 2]);
+        if (rc == ACLSHMEM_SUCCESS && remote)
+            rc = shmemi_coll_pulls_wait(r, &gets[k % 2]);
+        if (rc == ACLSHMEM_SUCCESS)
+            rc = reduce_block(r, p, in, &b, &res);
     }
-    for (size_t start = first; start < last; start += stride) {
-        block_t b = {start, last - start < stride ? last - start : stride, stride};
-        if (remote)
-            SHMEMI_TRY(fetch_block(r, p, in, &b));
-        for (size_t at = start; at < start + b.count; at += p->piece) {
-            size_t count = start + b.count - at < p->piece ? start + b.count - at : p->piece;
-            uint8_t *to = out + (at - first) * es;
-            reduce_piece(r, p, in, &b, at, count);
-            p->red->store(to, p->acc, count);
-            if (copy)
-                memcpy(copy + (at - first) * es, to, count * es);
-            for (int k = 1; share && k < r->t->size; k++)
-                SHMEMI_TRY(shmemi_coll_push(r, (r->me + k) % r->t->size, SHMEMI_COLL_DST, at * es, to, count * es));
-        }
-    }
-    return ACLSHMEM_SUCCESS;
+    /* After a failure: nothing may still be on its way into p->fetch when it is freed. */
+    int wait_rc = shmemi_coll_pulls_wait(r, &gets[0]);
+    int wait2_rc = shmemi_coll_pulls_wait(r, &gets[1]);
+    return rc != ACLSHMEM_SUCCESS ? rc : wait_rc != ACLSHMEM_SUCCESS ? wait_rc : wait2_rc;
 }
 
 static size_t chunk_unit_of(size_t esize)

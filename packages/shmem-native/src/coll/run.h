@@ -10,6 +10,7 @@
 #include "aclshmem/coll.h"
 #include "coll/coll.h"
 #include "core/ctrl.h"
+#include "transport/transport.h"
 
 /* What one PE publishes at the start of a collective (its slot in the control segment). */
 typedef struct {
@@ -103,6 +104,13 @@ int shmemi_coll_sync(const shmemi_coll_run_t *r);
  * from its mapping when it shares this node, else with a get. */
 int shmemi_coll_pull(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
                      size_t len);
+/* shmemi_coll_pull that does not wait for another node: a member on this node is copied at
+ * once, one on another node is a get started into batch gets, whose data is in to only
+ * after shmemi_coll_pulls_wait (so many of them travel at the same time). */
+int shmemi_coll_pull_start(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
+                           size_t len, shmemi_gets_t *gets);
+/* Completes the gets of a batch (and empties it, also when it fails). */
+int shmemi_coll_pulls_wait(const shmemi_coll_run_t *r, shmemi_gets_t *gets);
 /* Copies len bytes from local memory into member idx's source or dest at offset off. */
 int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, const void *from,
                      size_t len);

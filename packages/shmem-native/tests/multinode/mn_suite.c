@@ -1169,6 +1169,106 @@ static void case_coll(void)
     aclshmem_free(src);
 }
 
+/* ---- get_nbi across nodes (issue #25) ------------------------------------------------------ */
+/* More gets in flight at once than the AM plane has request slots (256), a large one among
+ * them, completed by one quiet; the data is checked only after the quiet (before it, dest
+ * may hold anything). */
+#define GN_SMALL 1000
+#define GN_PIECE 97
+
+/* The error text of a call named after `name` (its message starts with it), name cut off. */
+static const char *after_name(const char *msg, const char *name)
+{
+    return strncmp(msg, name, strlen(name)) == 0 ? msg + strlen(name) : msg;
+}
+
+/* get_nbi refuses what get refuses, with get's message (under its own name), and leaves
+ * nothing outstanding: a quiet after it works. */
+static void get_nbi_bad_input(unsigned char *sym, unsigned char *loc)
+{
+    static const int bad_pes[] = {-1, 1 << 20};
+    for (size_t k = 0; k < 3; k++) {
+        int pe = k < 2 ? bad_pes[k] : peer;
+        const void *from = k < 2 ? (const void *)sym : (const void *)loc; /* loc: not symmetric */
+        char blocking[256];
+        aclshmem_getmem(loc, from, 8, pe);
+        snprintf(blocking, sizeof blocking, "%s", aclshmemx_get_last_error());
+        aclshmemx_clear_last_error();
+        aclshmem_getmem_nbi(loc, from, 8, pe);
+        const char *nbi = aclshmemx_get_last_error();
+        CHECK(*blocking && strcmp(after_name(nbi, "aclshmem_getmem_nbi"), after_name(blocking, "aclshmem_getmem")) == 0,
+              "get_nbi's error \"%s\" is not get's \"%s\"", nbi, blocking);
+    }
+    aclshmemx_clear_last_error();
+    aclshmem_quiet();
+    CHECK(*aclshmemx_get_last_error() == 0, "quiet after refused get_nbi: %s", aclshmemx_get_last_error());
+}
+
+static void case_get_nbi(void)
+{
+    const size_t big = 3 * MiB + 5, small_at = big, cap = big + GN_SMALL * GN_PIECE;
+    unsigned char *sym = sym_alloc(cap), *loc = xmalloc(cap);
+    fill(sym, cap, me, 41);
+    memset(loc, 0, cap);
+    aclshmem_barrier_all();
+    for (int k = 0; k < GN_SMALL; k++)
+        aclshmem_getmem_nbi(loc + small_at + (size_t)k * GN_PIECE, sym + small_at + (size_t)k * GN_PIECE, GN_PIECE,
+                            peer);
+    aclshmem_getmem_nbi(loc, sym, big, peer);
+    aclshmem_quiet();
+    EXPECT_PAT("1001 get_nbi from another node, one quiet", loc, cap, 0, peer, 41);
+    /* put_nbi and get_nbi to the same PE, one quiet completes both */
+    int64_t *flag = sym_alloc(sizeof(int64_t));
+    *flag = 0;
+    unsigned char *landing = sym_alloc(64 * 1024), *out = xmalloc(64 * 1024);
+    fill(out, 64 * 1024, me, 43);
+    memset(loc, 0, cap);
+    aclshmem_barrier_all();
+    aclshmem_putmem_nbi(landing, out, 64 * 1024, peer);
+    aclshmem_getmem_nbi(loc, sym, 256 * 1024, peer);
+    aclshmem_int64_get_nbi((int64_t *)(void *)(loc + 256 * 1024), (const int64_t *)(void *)sym, 8, peer);
+    aclshmem_quiet();
+    EXPECT_PAT("get_nbi beside a put_nbi", loc, 256 * 1024, 0, peer, 41);
+    EXPECT_PAT("int64_get_nbi", loc + 256 * 1024, 64, 0, peer, 41);
+    aclshmem_int64_p(flag, 1, peer); /* after the quiet: the data is there before the flag */
+    aclshmem_int64_wait_until(flag, ACLSHMEM_CMP_EQ, 1);
+    EXPECT_PAT("put_nbi beside a get_nbi", landing, 64 * 1024, 0, src, 43);
+    get_nbi_bad_input(sym, loc);
+    aclshmem_barrier_all();
+    free(out);
+    free(loc);
+    aclshmem_free(landing);
+    aclshmem_free(flag);
+    aclshmem_free(sym);
+}
+
+/* A reduction whose chunks span several fetch blocks (1 MiB) of the inputs on other nodes,
+ * the last one short: the fetch of block k + 1 travels while block k is reduced. */
+static void case_reduce_blocks(void)
+{
+    size_t count = 5 * MiB / 8 + 3;
+    int64_t *src_buf = sym_alloc(count * sizeof(int64_t)), *dst_buf = sym_alloc(count * sizeof(int64_t));
+    for (size_t i = 0; i < count; i++)
+        src_buf[i] = (int64_t)me * 1000003 + (int64_t)i;
+    CHECK(aclshmem_int64_sum_reduce(ACLSHMEM_TEAM_WORLD, dst_buf, src_buf, count) == 0, "int64 sum of %zu: %s",
+          count, aclshmemx_get_last_error());
+    int64_t base = 1000003LL * n * (n - 1) / 2;
+    for (size_t i = 0; i < count; i++)
+        if (dst_buf[i] != base + (int64_t)i * n) {
+            CHECK(0, "sum of %zu: element %zu is %lld", count, i, (long long)dst_buf[i]);
+            break;
+        }
+    CHECK(aclshmem_int64_max_reduce(ACLSHMEM_TEAM_WORLD, src_buf, src_buf, count) == 0, "int64 max in place");
+    for (size_t i = 0; i < count; i++)
+        if (src_buf[i] != (int64_t)(n - 1) * 1000003 + (int64_t)i) {
+            CHECK(0, "max in place of %zu: element %zu is %lld", count, i, (long long)src_buf[i]);
+            break;
+        }
+    aclshmem_barrier_all();
+    aclshmem_free(dst_buf);
+    aclshmem_free(src_buf);
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 static void case_init(void) { aclshmem_barrier_all(); }
 
@@ -1180,7 +1280,7 @@ static const struct {
     {"strided", case_strided}, {"nbi", case_nbi},       {"signal", case_signal},
     {"wait", case_wait},       {"amo", case_amo},       {"barrier", case_barrier},
     {"teams", case_teams},     {"killed", case_killed}, {"victim", case_victim},
-    {"coll", case_coll},
+    {"coll", case_coll},       {"get_nbi", case_get_nbi}, {"reduce_blocks", case_reduce_blocks},
 #ifdef MN_SHARE_DATA
     {"globals", case_globals},
 #endif
