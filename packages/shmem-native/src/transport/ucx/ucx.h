@@ -59,6 +59,8 @@ struct ucx_state;
 struct shmemi_channel {
     struct ucx_state *st;
     ucp_worker_h worker;
+    int efd;               /* the worker's event fd (ucp_worker_get_efd): readable once armed
+                            * and the network brings something; waits block on it */
     pthread_mutex_t lock;  /* serialises the calls on the worker (handlers run under it) */
     ucp_ep_h *ep;          /* [n_pes]: NULL for PEs on this node, or not yet connected */
     ucp_rkey_h *rkey;      /* [n_pes * SHMEMI_SEG_COUNT] RMA plane: keys unpacked for ep */
@@ -99,7 +101,6 @@ typedef struct ucx_state {
      * critical path of each round trip (measured: 25 us against 12.6 us one way). */
     pthread_t thread;
     int thread_started;
-    int worker_fd; /* ucp_worker_get_efd */
     int stop_fd;   /* eventfd that ends the thread */
     atomic_int stopping;
     atomic_uint polls;  /* bumped by every poll of the main worker by the PE's own threads */
@@ -152,7 +153,8 @@ int shmemi_ucx_wait(ucx_channel_t *c, ucs_status_ptr_t req, const char *what, in
 /* One poll of a wait: asked under c->lock, right after c's worker was progressed. */
 typedef int (*shmemi_ucx_done_fn)(ucx_channel_t *c, void *arg);
 /* Polls c until done says so (1), or the job failed (an error).  After a few polls it
- * yields the CPU at each one: the PE that must answer may need this core. */
+ * yields the CPU at each one (the PE that must answer may need this core), and after a
+ * while it sleeps until c's worker has an event (see ucx_progress.c). */
 int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg);
 /* Waits until *state (written under c->lock by a handler) is `until`, while progressing c.
  * An error when the job failed first. */

@@ -39,6 +39,9 @@ int shmemi_ucx_channel_worker(ucx_channel_t *c)
     ucs_status_t status = ucp_worker_create(st->context, &params, &c->worker);
     if (status != UCS_OK)
         return shmemi_ucx_fail(st, status, "worker creation");
+    status = ucp_worker_get_efd(c->worker, &c->efd);
+    if (status != UCS_OK)
+        return shmemi_ucx_fail(st, status, "worker event fd");
     char why[256];
     if (st->filter && ucx_guard_close(&c->guard, why, sizeof(why)) != 0)
         return st->host->fail(ACLSHMEM_INNER_ERROR, "PE %d: %s", st->inst->my_pe, why);

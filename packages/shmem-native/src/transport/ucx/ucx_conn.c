@@ -149,9 +149,6 @@ int shmemi_ucx_start(shmemi_instance_t *inst, const shmemi_plugin_host_t *host)
     SHMEMI_TRY(open_context(st));
     SHMEMI_TRY(shmemi_ucx_channel_alloc(st, &st->main));
     SHMEMI_TRY(shmemi_ucx_channel_worker(&st->main));
-    ucs_status_t status = ucp_worker_get_efd(st->main.worker, &st->worker_fd);
-    if (status != UCS_OK)
-        return shmemi_ucx_fail(st, status, "worker event fd");
     SHMEMI_TRY(st->plane == UCX_PLANE_AM ? shmemi_ucx_am_listen(&st->main) : map_segments(st));
     SHMEMI_TRY(shmemi_ucx_exchange_cards(st));
     return shmemi_ucx_start_thread(st);

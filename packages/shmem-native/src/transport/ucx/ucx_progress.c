@@ -15,7 +15,15 @@
 
 /* A wait polls this many times before it starts yielding the CPU ... */
 #define SPIN_POLLS 64
-/* ... and checks the job's liveness every this many polls. */
+/* ... yields until this much time went by (a round trip over TCP between two idle hosts
+ * takes 20-40 us, and a yield returns at once when nobody else wants the CPU) ... */
+#define YIELD_NS 50000L
+/* ... and then sleeps until the worker has an event, at most this long at a time: when the
+ * CPUs are shared, a yielding waiter runs again only after the others' time slices, so
+ * each round trip would cost one; a sleeper is woken by the kernel when the data comes.
+ * The timeout covers transports that complete without an event. */
+#define SLEEP_MS 1
+/* It checks the job's liveness every this many polls. */
 #define LIVENESS_POLLS 256
 
 /* ---- progress by the PE's own threads ------------------------------------------------------- */
@@ -60,10 +68,33 @@ int shmemi_ucx_op_failed(ucx_state_t *st, ucs_status_t status, const char *what,
                           ucs_status_string(status));
 }
 
+/* Sleeps until c's worker has an event (at most SLEEP_MS), unless done holds once the
+ * worker is armed, or it has events already.  Arming and the look are one step under the
+ * lock, so an event another thread collected before the arm is not waited for. */
+static void sleep_on_worker(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
+{
+    pthread_mutex_lock(&c->lock);
+    ucs_status_t armed = ucp_worker_arm(c->worker);
+    int finished = done(c, arg);
+    pthread_mutex_unlock(&c->lock);
+    if (armed == UCS_OK && !finished) {
+        struct pollfd fd = {.fd = c->efd, .events = POLLIN};
+        (void)poll(&fd, 1, SLEEP_MS);
+    }
+}
+
+static long elapsed_ns(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000L + (now.tv_nsec - since->tv_nsec);
+}
+
 int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
 {
     ucx_state_t *st = c->st;
     int is_main = c == &st->main; /* the progress thread parks while the main worker is polled */
+    struct timespec start;
     for (unsigned polls = 1;; polls++) {
         if (is_main)
             atomic_fetch_add_explicit(&st->polls, 1, memory_order_relaxed);
@@ -80,8 +111,12 @@ int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
             if (alive != ACLSHMEM_SUCCESS)
                 return alive;
         }
-        if (polls > SPIN_POLLS)
+        if (polls == SPIN_POLLS)
+            clock_gettime(CLOCK_MONOTONIC, &start);
+        else if (polls > SPIN_POLLS && (events || elapsed_ns(&start) < YIELD_NS))
             sched_yield();
+        else if (polls > SPIN_POLLS)
+            sleep_on_worker(c, done, arg);
     }
 }
 
@@ -196,7 +231,7 @@ static void *progress_main(void *arg)
          * only matters for transports that write without an event (RDMA): their writes
          * are seen by polling waiters at once and by sleeping ones within the futex's
          * own timeout. */
-        struct pollfd fds[2] = {{.fd = st->worker_fd, .events = POLLIN}, {.fd = st->stop_fd, .events = POLLIN}};
+        struct pollfd fds[2] = {{.fd = st->main.efd, .events = POLLIN}, {.fd = st->stop_fd, .events = POLLIN}};
         (void)poll(fds, 2, status == UCS_OK ? 100 : 1);
     }
     return NULL;
