@@ -52,7 +52,7 @@ typedef struct shmemi_instance {
     pthread_mutex_t alloc_lock;
     /* Set by finalize when streams did not finish in time: waits end with an error. */
     atomic_int abandon_waits;
-    /* This node runs more PEs of the job than this process has CPUs: a wait that spins
+    /* This machine runs more PEs of the job than this process has CPUs: a wait that spins
      * holds a CPU that the PE it waits for needs, so waits yield from the start. */
     int oversubscribed;
     /* How many more node barriers sleep soon (sync/barrier.c): set when one took long. */

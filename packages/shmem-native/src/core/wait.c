@@ -69,12 +69,10 @@ static int usable_cpus(void)
     return n > 0 ? n : 1;
 }
 
+/* PEs of other "nodes" that are network namespaces of this machine share its CPUs too. */
 void shmemi_wait_init(shmemi_instance_t *inst)
 {
-    int on_node = 0;
-    for (int pe = 0; pe < inst->n_pes; pe++)
-        on_node += inst->heaps.same_node[pe] != 0;
-    inst->oversubscribed = on_node > usable_cpus();
+    inst->oversubscribed = inst->heaps.pes_on_machine > usable_cpus();
 }
 
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl)

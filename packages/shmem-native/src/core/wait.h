@@ -29,7 +29,7 @@ void shmemi_wake_shared(shmemi_wake_word_t *w);
 long shmemi_elapsed_ns(const struct timespec *since);
 
 /* Decides how inst's waits poll, once the PEs of this node are known (init): whether the
- * node runs more PEs than this process has CPUs (inst->oversubscribed). */
+ * machine runs more PEs than this process has CPUs (inst->oversubscribed). */
 void shmemi_wait_init(shmemi_instance_t *inst);
 
 /* Call after writing into the PE of ctrl: wakes its waiters if one may sleep.  It costs a

@@ -237,7 +237,8 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
     for (int f = 0; f < SHMEMI_FILE_COUNT; f++)
         h->file_fd[f] = -1;
     h->same_node = calloc((size_t)n_pes, 1);
-    if (!h->same_node)
+    h->node_first = calloc((size_t)n_pes, sizeof(int));
+    if (!h->same_node || !h->node_first)
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "out of memory for %d PEs", n_pes);
     size_t size[SHMEMI_SEG_COUNT] = {heap_size, heap_size, ctrl_size, data ? data->size : 0}, offset[SHMEMI_SEG_COUNT];
     shmemi_segments_layout(size, offset, h->file_size);
@@ -251,6 +252,9 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
     SHMEMI_TRY(create_segments(h));
     SHMEMI_TRY(adopt_data_segment(h, data));
     h->same_node[my_pe] = 1;
+    h->pes_on_machine = 1;
+    for (int pe = 0; pe < n_pes; pe++)
+        h->node_first[pe] = pe; /* until shmemi_heaps_share hears where the others run */
     return shmemi_handoff_listen(h, secret);
 }
 
@@ -411,6 +415,24 @@ static int map_peers(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, const node_
     return rc;
 }
 
+static int on_same_node(const node_info_t *a, const node_info_t *b)
+{
+    return strncmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) == 0 && a->netns == b->netns;
+}
+
+/* Names every PE's node by the lowest world PE on it, comparing each PE with the first PE
+ * of each node seen so far (PEs x nodes comparisons). */
+static void name_nodes(shmemi_heap_set_t *h, const node_info_t *all)
+{
+    for (int pe = 0; pe < h->n_pes; pe++) {
+        int first = pe;
+        for (int q = 0; q < pe && first == pe; q++)
+            if (h->node_first[q] == q && on_same_node(&all[q], &all[pe]))
+                first = q;
+        h->node_first[pe] = first;
+    }
+}
+
 int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t key,
                        const uint8_t secret[32], int64_t timeout_ms)
 {
@@ -423,9 +445,13 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     if (rc == ACLSHMEM_SUCCESS)
         rc = check_data_segments(all, h->n_pes);
     int peers = 0, fallbacks = 0;
+    if (rc == ACLSHMEM_SUCCESS)
+        name_nodes(h, all);
+    h->pes_on_machine = 0;
     for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < h->n_pes; pe++) {
-        h->same_node[pe] = strcmp(all[pe].boot_id, mine.boot_id) == 0 && all[pe].netns == mine.netns;
+        h->same_node[pe] = h->node_first[pe] == h->node_first[h->my_pe];
         peers += h->same_node[pe] && pe != h->my_pe;
+        h->pes_on_machine += strncmp(all[pe].boot_id, mine.boot_id, sizeof(mine.boot_id)) == 0;
     }
     if (rc == ACLSHMEM_SUCCESS && peers > 0)
         rc = reserve_peer_region(h);
@@ -476,6 +502,8 @@ void shmemi_heaps_destroy(shmemi_heap_set_t *h)
     h->region = h->region_next = NULL;
     free(h->same_node);
     h->same_node = NULL;
+    free(h->node_first);
+    h->node_first = NULL;
 }
 
 int shmemi_heap_locate(const shmemi_heap_set_t *h, const void *addr, size_t len, size_t *offset)

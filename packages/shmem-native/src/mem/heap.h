@@ -49,6 +49,9 @@ typedef struct {
     int file_fd[SHMEMI_FILE_COUNT];        /* -1 for an absent file */
     size_t file_size[SHMEMI_FILE_COUNT];   /* 0: absent */
     uint8_t *same_node; /* [n_pes] */
+    int *node_first;    /* [n_pes]: each PE's node, named by the lowest world PE on it */
+    int pes_on_machine; /* PEs of the job that run on this kernel (boot), in any network
+                         * namespace: they share its CPUs, whatever "node" they form */
     int shares_data;    /* init asked to share the program's data (SHMEMI_SEG_DATA may still be
                          * absent: a program without writable data) */
     uint64_t data_link; /* the data segment's link-time address (data_segment.h) */
