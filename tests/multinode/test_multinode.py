@@ -239,6 +239,19 @@ def test_multinode(build, namespaces, tmp_path, case, layout):
     check_passed(job, expected_rc, plugin_note(libdir))
 
 
+@pytest.mark.parametrize("case", ["barrier", "teams", "coll", "killed"])
+def test_two_level_barrier(build, namespaces, tmp_path, case):
+    """2 nodes x 3 PEs: a barrier of a team with several members on a node meets at each
+    node's leader, and only the leaders cross the network (sync/barrier.c).  Three members
+    per node give each leader two members to gather, and the teams case puts a leader
+    that is not its node's first world PE ("all but PE 0") and a node with one member
+    ("even PEs") beside such nodes.  "killed": the members a leader releases after its
+    part failed fail too (they returned success before)."""
+    exe, libdir = build
+    job, expected_rc = run_on_nodes(exe, libdir, case, 2, 3, tmp_path)
+    check_passed(job, expected_rc, plugin_note(libdir))
+
+
 @pytest.mark.parametrize("plugin, reason", [
     ("/nonexistent/libaclshmem_ucx.so", "/nonexistent/libaclshmem_ucx.so"),
     ("none", "disabled by SHMEM_UCX_PLUGIN=none"),

@@ -21,6 +21,34 @@ static shmemi_team_t *load_team(const shmemi_team_pool_t *pool, int index)
     return __atomic_load_n(&pool->teams[index], __ATOMIC_ACQUIRE);
 }
 
+/* Groups t's members by node (team.h): a member leads its node when no member before it
+ * shares its node (which the node's first world PE names). */
+static int group_by_node(shmemi_instance_t *inst, shmemi_team_t *t)
+{
+    const int *node = inst->heaps.node_first;
+    int mine = node[inst->my_pe];
+    uint8_t *led = calloc((size_t)inst->n_pes, 1); /* by node name: has a leader already */
+    t->leaders = malloc((size_t)t->size * sizeof(int));
+    if (!led || !t->leaders) {
+        free(led);
+        free(t->leaders);
+        return -1;
+    }
+    t->local_leader = t->leader_rank = -1;
+    for (int i = 0; i < t->size; i++) {
+        int n = node[shmemi_team_world_pe(t, i)];
+        if (!led[n]) {
+            led[n] = 1;
+            t->local_leader = n == mine ? i : t->local_leader;
+            t->leader_rank = i == t->my_idx ? t->n_leaders : t->leader_rank;
+            t->leaders[t->n_leaders++] = i;
+        }
+        t->local_size += n == mine;
+    }
+    free(led);
+    return 0;
+}
+
 static shmemi_team_t *team_new(shmemi_instance_t *inst, int index, int start, int stride, int size,
                                uint64_t uid)
 {
@@ -33,9 +61,11 @@ static shmemi_team_t *team_new(shmemi_instance_t *inst, int index, int start, in
     t->size = size;
     t->my_idx = (inst->my_pe - start) / stride;
     t->uid = uid;
-    t->on_one_node = 1;
-    for (int i = 0; i < size; i++)
-        t->on_one_node &= inst->heaps.same_node[start + i * stride] != 0;
+    if (group_by_node(inst, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    t->on_one_node = t->n_leaders == 1;
     t->config.version = (1 << 16) + (int)sizeof(aclshmem_team_config_t);
     t->config.num_contexts = 0;
     t->config.uniqueid = uid;
@@ -52,6 +82,7 @@ static void team_free(shmemi_instance_t *inst, shmemi_team_t *t)
     pool->used[t->index / 64] &= ~(1ull << (t->index % 64));
     publish_team(pool, t->index, NULL);
     pthread_mutex_destroy(&t->lock);
+    free(t->leaders);
     free(t);
 }
 

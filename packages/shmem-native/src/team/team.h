@@ -20,6 +20,13 @@ typedef struct shmemi_team {
     uint64_t uid;            /* names the team's control-plane collectives */
     uint64_t coll_seq;
     int on_one_node;         /* every member shares this PE's node (the node barrier) */
+    /* The members grouped by node (sync/barrier.c's two-level barrier for teams that span
+     * nodes): each node's first member in team order is its leader. */
+    int local_size;   /* members on this PE's node, this one included */
+    int local_leader; /* the team index of this node's leader */
+    int n_leaders;    /* nodes the team spans */
+    int leader_rank;  /* this PE's place among the leaders, or -1 */
+    int *leaders;     /* [n_leaders]: the leaders' team indices, in team order */
     aclshmem_team_config_t config;
     pthread_mutex_t lock; /* one collective at a time per team */
 } shmemi_team_t;
