@@ -194,9 +194,10 @@ void *shmemi_coll_peer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t s
 }
 
 /* One copy between local memory and member idx's side at off: through its mapping when it
- * shares this node, else with the transport's get or put. */
+ * shares this node, else with the transport's get or put (a get started into gets unless
+ * gets is NULL). */
 static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *local,
-                    size_t len, int is_put)
+                    size_t len, int is_put, shmemi_gets_t *gets)
 {
     if (len == 0)
         return ACLSHMEM_SUCCESS;
@@ -207,6 +208,7 @@ static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side
     uint8_t *mapped = tr->ptr(r->inst, pe, seg, offset);
     if (!mapped)
         return is_put ? tr->put(r->inst, NULL, pe, seg, offset, local, len)
+               : gets ? tr->get_nbi(r->inst, NULL, pe, seg, offset, local, len, gets)
                       : tr->get(r->inst, NULL, pe, seg, offset, local, len);
     if (mapped != local)
         memcpy(is_put ? mapped : local, is_put ? local : mapped, len);
@@ -216,18 +218,7 @@ static int transfer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side
 int shmemi_coll_pull_start(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
                            size_t len, shmemi_gets_t *gets)
 {
-    if (len == 0)
-        return ACLSHMEM_SUCCESS;
-    int pe, seg;
-    size_t offset;
-    SHMEMI_TRY(locate(r, idx, side, off, &pe, &seg, &offset));
-    const shmemi_transport_ops_t *tr = r->inst->transport[pe];
-    const uint8_t *mapped = tr->ptr(r->inst, pe, seg, offset);
-    if (!mapped)
-        return tr->get_nbi(r->inst, NULL, pe, seg, offset, to, len, gets);
-    if (mapped != to)
-        memcpy(to, mapped, len);
-    return ACLSHMEM_SUCCESS;
+    return transfer(r, idx, side, off, to, len, 0, gets);
 }
 
 int shmemi_coll_pulls_wait(const shmemi_coll_run_t *r, shmemi_gets_t *gets)
@@ -238,11 +229,11 @@ int shmemi_coll_pulls_wait(const shmemi_coll_run_t *r, shmemi_gets_t *gets)
 int shmemi_coll_pull(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, void *to,
                      size_t len)
 {
-    return transfer(r, idx, side, off, to, len, 0);
+    return transfer(r, idx, side, off, to, len, 0, NULL);
 }
 
 int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off, const void *from,
                      size_t len)
 {
-    return transfer(r, idx, side, off, (void *)from, len, 1);
+    return transfer(r, idx, side, off, (void *)from, len, 1, NULL);
 }

@@ -67,28 +67,39 @@ int shmemi_rma_put_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int p
     return ACLSHMEM_SUCCESS;
 }
 
-int shmemi_rma_get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
-                            void *dst, size_t bytes)
+/* A get (nbi: started, complete at the channel's next quiet), profiled. */
+static int get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, void *dst,
+                        size_t bytes, int nbi)
 {
     uint64_t start = shmemi_prof_begin(inst);
-    int rc = inst->transport[pe]->get(inst, ch, pe, seg, offset, dst, bytes);
+    const shmemi_transport_ops_t *t = inst->transport[pe];
+    int rc = nbi ? t->get_nbi(inst, ch, pe, seg, offset, dst, bytes, NULL)
+                 : t->get(inst, ch, pe, seg, offset, dst, bytes);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
     return rc;
 }
 
-int shmemi_rma_get_nbi(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
-                       size_t elem_size, int pe)
+int shmemi_rma_get_resolved(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset,
+                            void *dst, size_t bytes)
+{
+    return get_resolved(inst, ch, pe, seg, offset, dst, bytes, 0);
+}
+
+/* get and get_nbi: the checks, then the transfer. */
+static int get_checked(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                       size_t elem_size, int pe, int nbi)
 {
     shmemi_instance_t *inst;
     int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
     size_t offset = 0, bytes = 0;
     SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
-    if (!inst)
-        return ACLSHMEM_SUCCESS;
-    uint64_t start = shmemi_prof_begin(inst);
-    int rc = inst->transport[pe]->get_nbi(inst, ch, pe, seg, offset, dst, bytes, NULL);
-    shmemi_prof_end_frame(inst, SHMEMI_FRAME_GET, start);
-    return rc;
+    return inst ? get_resolved(inst, ch, pe, seg, offset, dst, bytes, nbi) : ACLSHMEM_SUCCESS;
+}
+
+int shmemi_rma_get_nbi(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
+                       size_t elem_size, int pe)
+{
+    return get_checked(api, ch, dst, src, nelems, elem_size, pe, 1);
 }
 
 int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
@@ -104,11 +115,7 @@ int shmemi_rma_put(const char *api, shmemi_channel_t *ch, void *dst, const void 
 int shmemi_rma_get(const char *api, shmemi_channel_t *ch, void *dst, const void *src, size_t nelems,
                    size_t elem_size, int pe)
 {
-    shmemi_instance_t *inst;
-    int seg = 0; /* set by the resolve; 0 keeps -Wmaybe-uninitialized quiet on paths that return first */
-    size_t offset = 0, bytes = 0;
-    SHMEMI_TRY(prepare(api, src, dst, nelems, elem_size, pe, &inst, &seg, &offset, &bytes));
-    return inst ? shmemi_rma_get_resolved(inst, ch, pe, seg, offset, dst, bytes) : ACLSHMEM_SUCCESS;
+    return get_checked(api, ch, dst, src, nelems, elem_size, pe, 0);
 }
 
 /* The symmetric side spans from its first to its last element. */

@@ -94,6 +94,37 @@ static inline int shmemi_gets_take_oldest(shmemi_gets_t *g, uint64_t *handle, in
     return 1;
 }
 
+/* How a transport completes, or gives up, one get of a batch (by its handle). */
+typedef struct {
+    int (*complete)(void *ctx, uint64_t handle, int pe);
+    void (*give_up)(void *ctx, uint64_t handle);
+} shmemi_gets_ops_t;
+
+/* Gives up every get of g (g is empty after). */
+static inline void shmemi_gets_abandon(shmemi_gets_t *g, const shmemi_gets_ops_t *ops, void *ctx)
+{
+    uint64_t handle;
+    int pe;
+    while (shmemi_gets_take_oldest(g, &handle, &pe))
+        ops->give_up(ctx, handle);
+}
+
+/* Completes the oldest n gets of g, oldest first; after a failure gives up the rest of g and
+ * returns the error. */
+static inline int shmemi_gets_complete(shmemi_gets_t *g, unsigned n, const shmemi_gets_ops_t *ops, void *ctx)
+{
+    uint64_t handle;
+    int pe;
+    for (; n > 0 && shmemi_gets_take_oldest(g, &handle, &pe); n--) {
+        int rc = ops->complete(ctx, handle, pe);
+        if (rc != 0) {
+            shmemi_gets_abandon(g, ops, ctx);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 typedef struct shmemi_transport_ops {
     const char *name;
     int (*put)(struct shmemi_instance *inst, shmemi_channel_t *ch, int pe, int seg, size_t offset, const void *src,

@@ -315,9 +315,11 @@ static void free_pe(pe_t *pe)
     for (int i = 0; i < SHMEMI_AM_SLOTS; i++)
         if (pe->pending.slot[i].state != SHMEMI_AM_SLOT_FREE && pe->pending.slot[i].op == SHMEMI_AM_GET)
             free(pe->pending.slot[i].dst);
-    for (int i = 0; i < REQUESTS; i++)
-        if (requests[i].detached && shmemi_am_pending_slot(&pe->pending, requests[i].token)->state == SHMEMI_AM_SLOT_FREE)
+    for (int i = 0; i < REQUESTS; i++) {
+        const shmemi_am_slot_t *s = shmemi_am_pending_slot(&pe->pending, requests[i].token);
+        if (requests[i].detached && s->state == SHMEMI_AM_SLOT_FREE)
             free(requests[i].dst);
+    }
 }
 
 /* A request's token still names its slot (a released slot has moved to another generation). */

@@ -145,27 +145,20 @@ static int ask_piece(ucx_channel_t *c, int pe, int seg, size_t offset, void *dst
     return rc;
 }
 
-/* Gives up the gets of a batch that failed: their replies, if any come, are dropped. */
-static void give_up(ucx_channel_t *c, shmemi_gets_t *gets)
+/* A batch's gets on this plane are request tokens: awaited, or released (a late reply is
+ * then dropped). */
+static int complete_token(void *ctx, uint64_t token, int pe)
 {
-    uint64_t token;
-    int pe;
-    while (shmemi_gets_take_oldest(gets, &token, &pe))
-        release_slot(c, token);
+    (void)pe;
+    return await_reply(ctx, token, NULL);
 }
 
-/* Awaits the oldest get of a batch. */
-static int await_oldest(ucx_channel_t *c, shmemi_gets_t *gets)
+static void give_up_token(void *ctx, uint64_t token)
 {
-    uint64_t token;
-    int pe;
-    if (!shmemi_gets_take_oldest(gets, &token, &pe))
-        return ACLSHMEM_SUCCESS;
-    int rc = await_reply(c, token, NULL);
-    if (rc != ACLSHMEM_SUCCESS)
-        give_up(c, gets);
-    return rc;
+    release_slot(ctx, token);
 }
+
+static const shmemi_gets_ops_t token_gets = {complete_token, give_up_token};
 
 /* Asks for every piece; with a batch, each piece's token joins it (the oldest awaited when
  * AM_GET_WINDOW are in flight), without one the pieces are detached and the channel's quiet
@@ -178,12 +171,12 @@ static int am_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int
     do {
         size_t piece = len - asked < AM_PIECE ? len - asked : AM_PIECE;
         uint64_t token = 0;
-        int rc = gets && gets->count >= AM_GET_WINDOW ? await_oldest(c, gets) : ACLSHMEM_SUCCESS;
-        if (rc == ACLSHMEM_SUCCESS)
-            rc = ask_piece(c, pe, seg, offset + asked, (uint8_t *)dst + asked, piece, gets == NULL, &token);
+        if (gets && gets->count >= AM_GET_WINDOW)
+            SHMEMI_TRY(shmemi_gets_complete(gets, 1, &token_gets, c));
+        int rc = ask_piece(c, pe, seg, offset + asked, (uint8_t *)dst + asked, piece, gets == NULL, &token);
         if (rc != ACLSHMEM_SUCCESS) {
             if (gets)
-                give_up(c, gets);
+                shmemi_gets_abandon(gets, &token_gets, c);
             return rc;
         }
         if (gets)
@@ -195,11 +188,7 @@ static int am_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, int
 
 static int am_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
 {
-    ucx_channel_t *c = ucx_channel(inst, ch);
-    int rc = ACLSHMEM_SUCCESS;
-    while (rc == ACLSHMEM_SUCCESS && gets->count)
-        rc = await_oldest(c, gets);
-    return rc;
+    return shmemi_gets_complete(gets, gets->count, &token_gets, ucx_channel(inst, ch));
 }
 
 /* Up to AM_GET_WINDOW pieces in flight: the oldest is awaited before another is asked. */

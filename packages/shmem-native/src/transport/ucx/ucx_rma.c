@@ -63,29 +63,22 @@ static void nbi_get_done(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-/* Gives up the gets of a batch that failed: UCX releases each request when it completes. */
-static void give_up(ucx_channel_t *c, shmemi_gets_t *gets)
+/* A batch's gets on this plane are UCX requests: waited for, or released (UCX frees one
+ * when it ends). */
+static int complete_request(void *ctx, uint64_t request, int pe)
 {
-    uint64_t handle;
-    int pe;
+    return shmemi_ucx_wait(ctx, (ucs_status_ptr_t)(uintptr_t)request, "a get", pe);
+}
+
+static void give_up_request(void *ctx, uint64_t request)
+{
+    ucx_channel_t *c = ctx;
     pthread_mutex_lock(&c->lock);
-    while (shmemi_gets_take_oldest(gets, &handle, &pe))
-        ucp_request_free((void *)(uintptr_t)handle);
+    ucp_request_free((void *)(uintptr_t)request);
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Waits for the oldest get of a batch. */
-static int await_oldest(ucx_channel_t *c, shmemi_gets_t *gets)
-{
-    uint64_t handle;
-    int pe;
-    if (!shmemi_gets_take_oldest(gets, &handle, &pe))
-        return ACLSHMEM_SUCCESS;
-    int rc = shmemi_ucx_wait(c, (ucs_status_ptr_t)(uintptr_t)handle, "a get", pe);
-    if (rc != ACLSHMEM_SUCCESS)
-        give_up(c, gets);
-    return rc;
-}
+static const shmemi_gets_ops_t request_gets = {complete_request, give_up_request};
 
 /* One ucp_get_nbx: its request joins the batch, or (no batch) the channel counts it until its
  * callback, which the quiet's flush brings. */
@@ -94,7 +87,7 @@ static int ucx_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, in
 {
     ucx_channel_t *c = ucx_channel(inst, ch);
     if (gets && gets->count == SHMEMI_GETS_MAX)
-        SHMEMI_TRY(await_oldest(c, gets));
+        SHMEMI_TRY(shmemi_gets_complete(gets, 1, &request_gets, c));
     ucp_request_param_t param = {.op_attr_mask = 0};
     if (!gets) {
         param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -114,7 +107,7 @@ static int ucx_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, in
         rc = shmemi_ucx_op_failed(c->st, UCS_PTR_STATUS(req), "a get", pe);
     if (rc != ACLSHMEM_SUCCESS) {
         if (gets)
-            give_up(c, gets);
+            shmemi_gets_abandon(gets, &request_gets, c);
         return rc;
     }
     if (gets && UCS_PTR_IS_PTR(req))
@@ -124,11 +117,7 @@ static int ucx_get_nbi(shmemi_instance_t *inst, shmemi_channel_t *ch, int pe, in
 
 static int ucx_gets_wait(shmemi_instance_t *inst, shmemi_channel_t *ch, shmemi_gets_t *gets)
 {
-    ucx_channel_t *c = ucx_channel(inst, ch);
-    int rc = ACLSHMEM_SUCCESS;
-    while (rc == ACLSHMEM_SUCCESS && gets->count)
-        rc = await_oldest(c, gets);
-    return rc;
+    return shmemi_gets_complete(gets, gets->count, &request_gets, ucx_channel(inst, ch));
 }
 
 /* Under c->lock: every get_nbi without a batch called back. */
