@@ -8,9 +8,10 @@
  * FETCH_BYTES at a time, one get each (a get is a network round trip: in 8 KiB pieces a
  * 4 MiB input took 21.8 ms to fetch over TCP between two namespaces, in one get 2.6 ms),
  * in two buffers: the gets of the next block travel while the current one is reduced.
- * Blocks of 256 KiB rather than 1 MiB keep both buffers in the L2 cache between the reply's
- * copy and the reduction: a 2x1 all-reduce of 8 MiB took 4.2 ms at best against 6.5 ms with
- * 1 MiB (alternating runs over TCP between two namespaces; 4 MiB: 2.0 against 3.0 ms).  On
+ * Blocks of 256 KiB rather than 1 MiB (likely: both buffers stay in the L2 cache between
+ * the reply's copy and the reduction): a 2x1 all-reduce of 8 MiB took 4.2 ms at best against
+ * 6.5 ms with 1 MiB (alternating runs over TCP between two namespaces; 4 MiB: 2.0 against
+ * 3.0 ms).  On
  * that 2-core machine, where the "network" is the same CPUs copying, fetching the next block
  * during the reduction measured no faster than fetching it after; it is there for links
  * that move data without this PE's CPU.
@@ -206,10 +207,10 @@ static uint8_t *fetch_half(const pieces_t *p, unsigned k, size_t half)
 
 /* Elements [first, last) of the result, reduced over the inputs, stored from out (element
  * first) on, and from copy on too unless it is NULL; share: also written to every other
- * member's dest at the same place.  Inputs on other
- * nodes come a block at a time, one get of up to FETCH_BYTES each (a whole number of
- * pieces), block k into half k % 2 of p->fetch: block k + 1's gets are started before
- * block k is reduced, so the network moves one while the CPU reduces the other. */
+ * member's dest at the same place.  Inputs on other nodes come a block at a time, one get
+ * of up to FETCH_BYTES each (a whole number of pieces), block k into half k % 2 of
+ * p->fetch: block k + 1's gets are started before block k is reduced, so the network moves
+ * one while the CPU reduces the other. */
 static int reduce_range(const shmemi_coll_run_t *r, pieces_t *p, const inputs_t *in, size_t first, size_t last,
                         uint8_t *out, uint8_t *copy, int share)
 {
