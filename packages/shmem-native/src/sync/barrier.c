@@ -147,12 +147,21 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
  * release word by FAILED_RELEASE instead of 1, so that the members fail too. */
 #define FAILED_RELEASE 2
 
-/* A member released by a leader whose part failed: why, as well as this PE can tell. */
+/* How long a member released by a failed leader waits for the news of a dead PE. */
+#define LEADER_FAILURE_GRACE_MS 2000
+
+/* A member released by a leader whose part failed: why, as well as this PE can tell.  A
+ * leader's rounds fail mostly because a PE died; the control plane tells every PE so, but
+ * the leader may have heard it first, so the member waits a little for the news ("PE n
+ * died" says the most) before it blames the leader. */
 static int leader_failed(shmemi_instance_t *inst, shmemi_team_t *t)
 {
-    int rc = shmemi_check_alive(inst); /* "PE n died" says the most */
-    if (rc != ACLSHMEM_SUCCESS)
-        return rc;
+    for (int waited_ms = 0; waited_ms < LEADER_FAILURE_GRACE_MS; waited_ms++) {
+        int rc = shmemi_check_alive(inst);
+        if (rc != ACLSHMEM_SUCCESS)
+            return rc;
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    }
     return shmemi_fail(ACLSHMEM_INNER_ERROR, "barrier: PE %d, which meets the other nodes for this node's members "
                        "of the team, failed (its error says why)", shmemi_team_world_pe(t, t->local_leader));
 }
