@@ -114,6 +114,16 @@ static int node_wait(shmemi_instance_t *inst, shmemi_team_t *t, shmemi_ctrl_t *r
     return rc;
 }
 
+/* The end of a node's gathering at root (its first member, or its leader): the counter back
+ * to 0 before the release (nobody arrives at the next barrier before it), the release word
+ * moved on by `by`, every member woken. */
+static void release_node(shmemi_ctrl_t *root, const shmemi_team_t *t, const release_t *r, uint64_t by)
+{
+    atomic_store(&root->node_arrivals[t->index], 0);
+    atomic_store(r->release, r->seen + by);
+    shmemi_wake_shared(&root->node_wake[t->index]);
+}
+
 /* Teams whose members all share this node: one counter and one release word in the
  * control segment of the team's first member.  Each member reads the release word, then
  * arrives; the last to arrive puts the counter back to 0, bumps the release word and wakes
@@ -130,9 +140,7 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     uint64_t arrived = atomic_fetch_add(&root->node_arrivals[t->index], 1) + 1;
     if (arrived < (uint64_t)t->size)
         return node_wait(inst, t, root, &r);
-    atomic_store(&root->node_arrivals[t->index], 0);
-    atomic_store(r.release, r.seen + 1);
-    shmemi_wake_shared(&root->node_wake[t->index]);
+    release_node(root, t, &r, 1);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -142,8 +150,7 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
  * node uses the network, which sends 2 * nodes * log2(nodes) messages instead of
  * 2 * PEs * log2(PEs), and the others sleep instead of competing for the CPUs with the
  * leader (2 nodes x 2 PEs on 2 CPUs under load: a barrier took 0.5-1.3 ms flat).  The
- * leader resets the count before it releases, so nobody arrives at the next barrier before
- * that.  When its part failed it still releases its node (nobody waits forever), moving the
+ * leader releases its node as the node barrier's last arriver does.  When its part failed it still releases its node (nobody waits forever), moving the
  * release word by FAILED_RELEASE instead of 1, so that the members fail too. */
 #define FAILED_RELEASE 2
 
@@ -180,11 +187,9 @@ static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     }
     arrival_t node = {count, (uint64_t)t->local_size - 1};
     int rc = shmemi_wait(inst, arrived, &node);
-    atomic_store(count, 0);
     if (rc == ACLSHMEM_SUCCESS)
         rc = dissemination_barrier(inst, t, t->leader_rank, t->n_leaders, t->leaders);
-    atomic_store(r.release, r.seen + (rc == ACLSHMEM_SUCCESS ? 1 : FAILED_RELEASE));
-    shmemi_wake_shared(&leader->node_wake[t->index]);
+    release_node(leader, t, &r, rc == ACLSHMEM_SUCCESS ? 1 : FAILED_RELEASE);
     return rc;
 }
 
