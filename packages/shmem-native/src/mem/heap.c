@@ -415,9 +415,15 @@ static int map_peers(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, const node_
     return rc;
 }
 
+/* One kernel (boot): the PEs share its CPUs, whatever network namespace they are in. */
+static int on_same_machine(const node_info_t *a, const node_info_t *b)
+{
+    return strncmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) == 0;
+}
+
 static int on_same_node(const node_info_t *a, const node_info_t *b)
 {
-    return strncmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) == 0 && a->netns == b->netns;
+    return on_same_machine(a, b) && a->netns == b->netns;
 }
 
 /* Names every PE's node by the lowest world PE on it, comparing each PE with the first PE
@@ -451,7 +457,7 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < h->n_pes; pe++) {
         h->same_node[pe] = h->node_first[pe] == h->node_first[h->my_pe];
         peers += h->same_node[pe] && pe != h->my_pe;
-        h->pes_on_machine += strncmp(all[pe].boot_id, mine.boot_id, sizeof(mine.boot_id)) == 0;
+        h->pes_on_machine += on_same_machine(&all[pe], &mine);
     }
     if (rc == ACLSHMEM_SUCCESS && peers > 0)
         rc = reserve_peer_region(h);
