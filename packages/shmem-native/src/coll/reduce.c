@@ -11,10 +11,9 @@
  * Blocks of 256 KiB rather than 1 MiB (likely: both buffers stay in the L2 cache between
  * the reply's copy and the reduction): a 2x1 all-reduce of 8 MiB took 4.2 ms at best against
  * 6.5 ms with 1 MiB (alternating runs over TCP between two namespaces; 4 MiB: 2.0 against
- * 3.0 ms).  On
- * that 2-core machine, where the "network" is the same CPUs copying, fetching the next block
- * during the reduction measured no faster than fetching it after; it is there for links
- * that move data without this PE's CPU.
+ * 3.0 ms).  On that 2-core machine, where the "network" is the same CPUs copying, fetching
+ * the next block during the reduction measured no faster than fetching it after; it is
+ * there for links that move data without this PE's CPU.
  *
  * reduce, large: the result is cut into one chunk per member; PE i reduces chunk i (over the
  * members in team order) and writes it into its own dest and every other member's (through
