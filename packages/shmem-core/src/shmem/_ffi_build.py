@@ -222,6 +222,9 @@ _RMA_DOCS = {
         "    elements of ``dtype``), both local memory; ``work`` is symmetric scratch of the same size.\n"
         "    ``dtype`` and ``op`` are values of ``LOCAL_REDUCE_TYPES`` and ``LOCAL_REDUCE_OPS``."),
     "aclshmem_broadcastmem": "Collective: ``nelems`` bytes of ``source`` on team PE ``pe_root`` to ``dest`` on every PE.",
+    "aclshmemx_broadcastmem_local": (
+        "Collective: ``aclshmem_broadcastmem`` where ``dest`` and ``source`` are local memory (source\n"
+        "    read on the root only); ``work`` is symmetric scratch of ``nelems`` bytes on every PE."),
     "aclshmem_collectmem": "Collective: each PE's ``nelems`` bytes (counts may differ) to every ``dest``, in team order.",
     "aclshmem_fcollectmem": "Collective: each PE's ``nelems`` bytes to every ``dest``, in team order.",
     "aclshmem_alltoallmem": "Collective: block j (``nelems`` bytes) of ``source`` on PE i to block i of ``dest`` on PE j.",

@@ -138,7 +138,7 @@ ACLSHMEM_REDUCE_MINMAX_TYPES(ACLSHMEMI_DECLARE_REDUCE_MAX)
 ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_SUM)
 ACLSHMEM_REDUCE_ARITH_TYPES(ACLSHMEMI_DECLARE_REDUCE_PROD)
 
-/* ---- reductions of local memory --------------------------------------------- */
+/* ---- collectives of local memory -------------------------------------------- */
 
 /* Element types and operations named by value, for aclshmemx_reduce_local:
  * ACLSHMEMX_TYPE_<T> for every T of ACLSHMEM_REDUCE_ARITH_TYPES, in that order (written out
@@ -175,6 +175,18 @@ typedef enum {
  *  aclshmem_<T>_<OP>_reduce of the same type, operation and count: each passes what it has. */
 ACLSHMEM_HOST_API int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work,
                                              size_t nreduce, aclshmemx_type_t dtype, aclshmemx_reduce_op_t op);
+
+/** Collective: aclshmem_broadcastmem where dest and source are local memory (any memory of this
+ *  process; source is read on the root only, and may be dest there) and work is symmetric room
+ *  for nelems bytes on every PE, used as scratch (its contents are lost; it must not overlap
+ *  dest or source).  The root copies source into its work; the other PEs read it from there
+ *  straight into dest (across nodes, a PE that shares its node with other PEs of the team
+ *  fetches its part of the bytes into its work, where they read it), so that a caller with an
+ *  ordinary buffer copies it in on the root only, instead of in on the root and out on every
+ *  other PE.  The PEs of a team may mix this call with aclshmem_broadcastmem of the same count
+ *  and root. */
+ACLSHMEM_HOST_API int aclshmemx_broadcastmem_local(aclshmem_team_t team, void *dest, const void *source, void *work,
+                                                   size_t nelems, int pe_root);
 
 #ifdef __cplusplus
 }

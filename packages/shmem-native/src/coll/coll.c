@@ -65,6 +65,7 @@ static int extents(const char *api, const shmemi_team_t *t, const shmemi_coll_t 
     SHMEMI_TRY(product(bytes, n, &all_bytes, api));
     switch (c->kind) {
     case SHMEMI_COLL_BROADCAST:
+    case SHMEMI_COLL_BROADCAST_LOCAL:
         *e = (extents_t){bytes, t->my_idx == c->root ? bytes : 0};
         break;
     case SHMEMI_COLL_FCOLLECT:
@@ -109,7 +110,7 @@ static int check_overlap(const char *api, const shmemi_team_t *t, const shmemi_c
      * checks it (move.c) */
     if (c->kind == SHMEMI_COLL_COLLECT || !overlap(c->dst, e->dst_len, c->src, e->src_len))
         return ACLSHMEM_SUCCESS;
-    int same_array_ok = c->kind == SHMEMI_COLL_BROADCAST || c->kind == SHMEMI_COLL_REDUCE ||
+    int same_array_ok = shmemi_coll_is_broadcast(c->kind) || c->kind == SHMEMI_COLL_REDUCE ||
                         c->kind == SHMEMI_COLL_REDUCE_LOCAL;
     if (same_array_ok && c->dst == c->src)
         return ACLSHMEM_SUCCESS;
@@ -159,20 +160,21 @@ static int is_reduction(shmemi_coll_kind_t kind)
     return kind == SHMEMI_COLL_REDUCE || kind == SHMEMI_COLL_REDUCESCATTER || kind == SHMEMI_COLL_REDUCE_LOCAL;
 }
 
-/* reduce_local: dest and source are local memory (present when there are bytes), work is
- * symmetric and apart from both; the record names work as both sides (the other PEs read and
- * write only work). */
-static int local_buffers(const char *api, shmemi_instance_t *inst, const shmemi_coll_t *c, size_t bytes,
+/* reduce_local and broadcast_local: dest and source are local memory (present where the call
+ * touches bytes of them: e), work is symmetric (dest's size) and apart from both; the record
+ * names work as both sides (the other PEs read and write only work). */
+static int local_buffers(const char *api, shmemi_instance_t *inst, const shmemi_coll_t *c, const extents_t *e,
                          shmemi_coll_record_t *rec)
 {
-    if (bytes && (!c->dst || !c->src))
-        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %s is NULL", api, c->dst ? "source" : "dest");
+    if ((e->dst_len && !c->dst) || (e->src_len && !c->src))
+        return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: %s is NULL", api, e->dst_len && !c->dst ? "dest" : "source");
+    size_t bytes = e->dst_len;
     SHMEMI_TRY(symmetric(inst, api, "work", c->work, bytes, &rec->src_seg, &rec->src_off));
     rec->dst_seg = rec->src_seg;
     rec->dst_off = rec->src_off;
-    const char *hit = overlap(c->work, bytes, c->dst, bytes)   ? "dest"
-                      : overlap(c->work, bytes, c->src, bytes) ? "source"
-                                                               : NULL;
+    const char *hit = overlap(c->work, bytes, c->dst, bytes)        ? "dest"
+                      : overlap(c->work, bytes, c->src, e->src_len) ? "source"
+                                                                    : NULL;
     if (hit)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: work [%p, +%zu) overlaps %s", api, c->work, bytes, hit);
     return ACLSHMEM_SUCCESS;
@@ -180,7 +182,7 @@ static int local_buffers(const char *api, shmemi_instance_t *inst, const shmemi_
 
 static int check_kind(const char *api, const shmemi_team_t *t, const shmemi_coll_t *c)
 {
-    if (c->kind < SHMEMI_COLL_EXCHANGE || c->kind > SHMEMI_COLL_REDUCE_LOCAL)
+    if (c->kind < SHMEMI_COLL_EXCHANGE || c->kind > SHMEMI_COLL_BROADCAST_LOCAL)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown collective %d", api, (int)c->kind);
     if ((unsigned)c->dtype >= SHMEMI_DT_COUNT)
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: unknown element type %d", api, (int)c->dtype);
@@ -188,7 +190,7 @@ static int check_kind(const char *api, const shmemi_team_t *t, const shmemi_coll
     if (reduction && !shmemi_reducer(c->dtype, c->op))
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: no %s reduction of %s", api, shmemi_redop_name(c->op),
                            shmemi_dtype_name(c->dtype));
-    if (c->kind == SHMEMI_COLL_BROADCAST && (c->root < 0 || c->root >= t->size))
+    if (shmemi_coll_is_broadcast(c->kind) && (c->root < 0 || c->root >= t->size))
         return shmemi_fail(ACLSHMEM_INVALID_PARAM, "%s: root %d is not a PE of team %d (0..%d)", api, c->root,
                            t->index, t->size - 1);
     return ACLSHMEM_SUCCESS;
@@ -205,7 +207,7 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     rec->dst_seg = rec->src_seg = -1;
     if (is_reduction(c->kind))
         rec->op = (int32_t)c->op;
-    if (c->kind == SHMEMI_COLL_BROADCAST)
+    if (shmemi_coll_is_broadcast(c->kind))
         rec->root = c->root;
     if (c->kind == SHMEMI_COLL_ALLTOALLS) {
         rec->dst_stride = c->dst_stride;
@@ -226,8 +228,8 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
     }
     extents_t e = {0, 0};
     SHMEMI_TRY(extents(api, t, c, &e));
-    if (c->kind == SHMEMI_COLL_REDUCE_LOCAL) {
-        SHMEMI_TRY(local_buffers(api, inst, c, e.dst_len, rec));
+    if (c->kind == SHMEMI_COLL_REDUCE_LOCAL || c->kind == SHMEMI_COLL_BROADCAST_LOCAL) {
+        SHMEMI_TRY(local_buffers(api, inst, c, &e, rec));
     } else {
         SHMEMI_TRY(symmetric(inst, api, "dest", c->dst, e.dst_len, &rec->dst_seg, &rec->dst_off));
         SHMEMI_TRY(symmetric(inst, api, "source", c->src, e.src_len, &rec->src_seg, &rec->src_off));
@@ -252,6 +254,7 @@ static int run_algorithm(const shmemi_coll_run_t *r)
         return shmemi_coll_small_run(r);
     switch (r->c->kind) {
     case SHMEMI_COLL_BROADCAST:
+    case SHMEMI_COLL_BROADCAST_LOCAL:
         return shmemi_coll_broadcast(r);
     case SHMEMI_COLL_COLLECT:
     case SHMEMI_COLL_FCOLLECT:
@@ -282,6 +285,8 @@ static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t
     mine.status = prepare_record(api, inst, t, c, &mine);
     if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_REDUCE_LOCAL)
         shmemi_coll_reduce_local_stage(t, c);
+    if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_BROADCAST_LOCAL)
+        shmemi_coll_broadcast_local_stage(t, c);
     SHMEMI_TRY(shmemi_coll_exchange_records(api, inst, t, &mine, all));
     shmemi_coll_topo_t topo;
     shmemi_coll_topology(all, t->size, topo_ints, &topo);

@@ -85,8 +85,15 @@ typedef enum {
     SHMEMI_COLL_ALLTOALLS,
     SHMEMI_COLL_REDUCE,
     SHMEMI_COLL_REDUCESCATTER,
-    SHMEMI_COLL_REDUCE_LOCAL /* reduce of local dest and source through a symmetric work area */
+    SHMEMI_COLL_REDUCE_LOCAL,   /* reduce of local dest and source through a symmetric work area */
+    SHMEMI_COLL_BROADCAST_LOCAL /* broadcast into local dest (from a local source) through work */
 } shmemi_coll_kind_t;
+
+/* A broadcast of symmetric or of local memory (a team may mix them). */
+static inline int shmemi_coll_is_broadcast(shmemi_coll_kind_t kind)
+{
+    return kind == SHMEMI_COLL_BROADCAST || kind == SHMEMI_COLL_BROADCAST_LOCAL;
+}
 
 /* One call.  nelems counts elements of dtype: a member's contribution (collect: this
  * PE's; exchange: bytes), a block (alltoall, alltoalls) or the result (reduce,
@@ -97,7 +104,9 @@ typedef struct {
     shmemi_redop_t op;               /* reductions */
     void *dst;
     const void *src;
-    void *work;                      /* reduce_local: symmetric scratch of nelems elements */
+    void *work;                      /* reduce_local, broadcast_local: symmetric scratch of nelems
+                                      * elements, which the other PEs read instead of dest and
+                                      * source */
     size_t nelems;
     int root;                        /* broadcast: a team PE */
     ptrdiff_t dst_stride, src_stride; /* alltoalls, in elements */

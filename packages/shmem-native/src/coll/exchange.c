@@ -51,6 +51,9 @@ static const char *describe(const shmemi_coll_record_t *r, char *buf, size_t len
     case SHMEMI_COLL_BROADCAST:
         snprintf(buf, len, "a broadcast of %llu %s from team PE %d", n, type, (int)r->root);
         break;
+    case SHMEMI_COLL_BROADCAST_LOCAL:
+        snprintf(buf, len, "a broadcast of %llu %s in local memory from team PE %d", n, type, (int)r->root);
+        break;
     case SHMEMI_COLL_COLLECT:
         snprintf(buf, len, "a collect of %s", type);
         break;
@@ -79,10 +82,13 @@ static const char *describe(const shmemi_coll_record_t *r, char *buf, size_t len
     return buf;
 }
 
-/* A reduce of local memory is a reduce: a team may mix them (each PE passes what it has). */
+/* A reduce or broadcast of local memory is a reduce or broadcast: a team may mix them (each PE
+ * passes what it has). */
 static int32_t call_kind(int32_t kind)
 {
-    return kind == SHMEMI_COLL_REDUCE_LOCAL ? SHMEMI_COLL_REDUCE : kind;
+    return kind == SHMEMI_COLL_REDUCE_LOCAL      ? SHMEMI_COLL_REDUCE
+           : kind == SHMEMI_COLL_BROADCAST_LOCAL ? SHMEMI_COLL_BROADCAST
+                                                 : kind;
 }
 
 /* Whether two records ask for the same collective (collect's counts may differ). */

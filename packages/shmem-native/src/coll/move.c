@@ -13,7 +13,13 @@
  * node's PEs each fetching a share (its part of each remote block) into their own dest;
  * after a barrier of the node's PEs, each copies the other shares from its neighbours'
  * dests through the mappings.  The end barrier of the team then also says that nobody
- * reads a neighbour's dest any more. */
+ * reads a neighbour's dest any more.
+ *
+ * broadcast_local (dest and source local memory, work symmetric): the root copies its source
+ * into its work before the exchange, and the others read the root's work where they would read
+ * its source; a PE that must give its neighbours a share fetches it into its work, where they
+ * read it, and copies it into its dest like theirs.  Every other byte goes straight into dest:
+ * one copy fewer on every PE than a copy out of a symmetric staging area. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,24 +57,41 @@ static int copy_neighbours_shares(const shmemi_coll_run_t *r, size_t off, size_t
     return ACLSHMEM_SUCCESS;
 }
 
+/* The broadcast's whole len bytes into this PE's dest: the root's own from its source (local
+ * or not), the others' from the root (its work in a broadcast_local). */
+static int broadcast_from_root(const shmemi_coll_run_t *r, size_t len)
+{
+    if (r->me != r->c->root)
+        return shmemi_coll_pull(r, r->c->root, SHMEMI_COLL_SRC, 0, r->c->dst, len);
+    if (r->c->dst != r->c->src)
+        memcpy(r->c->dst, r->c->src, len);
+    return ACLSHMEM_SUCCESS;
+}
+
 /* broadcast, node by node: the root's node reads the root; every other node fetches its
- * shares from the root, meets, and copies the rest from the neighbours. */
+ * shares from the root (into work in a broadcast_local, where the neighbours read them),
+ * meets, and copies the rest from the neighbours. */
 static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
 {
-    int root = r->c->root, rc = ACLSHMEM_SUCCESS;
-    uint8_t *dst = r->c->dst;
-    if (r->topo->group[r->me] == r->topo->group[root]) {
-        if (r->me != root || r->c->dst != r->c->src)
-            rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, 0, dst, len);
-        return finish(r, rc);
-    }
+    int root = r->c->root;
+    if (r->topo->group[r->me] == r->topo->group[root])
+        return finish(r, broadcast_from_root(r, len));
+    uint8_t *dst = r->c->dst, *landing = r->c->kind == SHMEMI_COLL_BROADCAST_LOCAL ? r->c->work : dst;
     size_t first, last;
     share(r, len, &first, &last);
-    rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, first, dst + first, last - first);
+    int rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, first, landing + first, last - first);
     int sync_rc = shmemi_coll_node_sync(r);
     if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS)
         rc = copy_neighbours_shares(r, 0, len);
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && landing != dst)
+        memcpy(dst + first, landing + first, last - first);
     return finish(r, rc != ACLSHMEM_SUCCESS ? rc : sync_rc);
+}
+
+void shmemi_coll_broadcast_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
+{
+    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size))
+        memcpy(c->work, c->src, c->nelems * shmemi_dtype_size(c->dtype));
 }
 
 int shmemi_coll_broadcast(const shmemi_coll_run_t *r)
@@ -78,10 +101,7 @@ int shmemi_coll_broadcast(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     if (shmemi_coll_hierarchical(r, len))
         return broadcast_by_node(r, len);
-    int rc = ACLSHMEM_SUCCESS;
-    if (r->me != r->c->root || r->c->dst != r->c->src)
-        rc = shmemi_coll_pull(r, r->c->root, SHMEMI_COLL_SRC, 0, r->c->dst, len);
-    return finish(r, rc);
+    return finish(r, broadcast_from_root(r, len));
 }
 
 /* The bytes of dest the members' blocks fill: the same on every PE (every PE has every

@@ -133,7 +133,10 @@ int shmemi_coll_small_run(const shmemi_coll_run_t *r);
 int shmemi_coll_check_collect_dest(const shmemi_coll_run_t *r, const size_t *offsets, size_t total);
 
 /* move.c and reduce.c: the algorithms, after the exchange agreed. */
-int shmemi_coll_broadcast(const shmemi_coll_run_t *r);
+int shmemi_coll_broadcast(const shmemi_coll_run_t *r); /* broadcast and broadcast_local, mixed or not */
+/* broadcast_local's copy of the root's source into its work, made before the exchange once the
+ * root's checks passed. */
+void shmemi_coll_broadcast_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c);
 int shmemi_coll_gather(const shmemi_coll_run_t *r); /* collect and fcollect */
 int shmemi_coll_alltoall(const shmemi_coll_run_t *r);
 int shmemi_coll_alltoalls(const shmemi_coll_run_t *r);

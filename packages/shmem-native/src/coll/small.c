@@ -34,6 +34,7 @@ static int fits(shmemi_coll_kind_t kind, shmemi_dtype_t dtype, uint64_t nelems, 
 {
     switch (kind) {
     case SHMEMI_COLL_BROADCAST:
+    case SHMEMI_COLL_BROADCAST_LOCAL:
     case SHMEMI_COLL_COLLECT:
     case SHMEMI_COLL_FCOLLECT:
     case SHMEMI_COLL_ALLTOALL:
@@ -65,7 +66,7 @@ int shmemi_coll_small_all(const shmemi_coll_run_t *r)
 
 void shmemi_coll_small_stage(const shmemi_coll_t *c, const shmemi_team_t *t, shmemi_coll_record_t *rec)
 {
-    int has_source = c->kind != SHMEMI_COLL_BROADCAST || c->root == t->my_idx;
+    int has_source = !shmemi_coll_is_broadcast(c->kind) || c->root == t->my_idx;
     size_t bytes = source_bytes(c->kind, c->nelems, shmemi_dtype_size(c->dtype), t->size);
     if (has_source && bytes)
         memcpy(rec->payload, c->src, bytes);
@@ -132,6 +133,7 @@ int shmemi_coll_small_run(const shmemi_coll_run_t *r)
     int n = r->t->size;
     switch (r->c->kind) {
     case SHMEMI_COLL_BROADCAST:
+    case SHMEMI_COLL_BROADCAST_LOCAL:
         if (r->me != r->c->root || (const void *)dst != r->c->src)
             memcpy(dst, r->all[r->c->root].payload, len);
         return ACLSHMEM_SUCCESS;

@@ -143,3 +143,11 @@ int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source,
                      .op = redop < 0 ? SHMEMI_OP_sum : redop, .dst = dest, .src = source, .work = work,
                      .nelems = nreduce, .refused = refused);
 }
+
+int aclshmemx_broadcastmem_local(aclshmem_team_t team, void *dest, const void *source, void *work, size_t nelems,
+                                 int pe_root)
+{
+    return COLL_CALL("aclshmemx_broadcastmem_local", team, .kind = SHMEMI_COLL_BROADCAST_LOCAL,
+                     .dtype = SHMEMI_DT_uint8, .dst = dest, .src = source, .work = work, .nelems = nelems,
+                     .root = pe_root);
+}

@@ -1,6 +1,7 @@
 /*
  * test_coll_move.c - the collectives that move data (aclshmem/coll.h): broadcast, collect,
- * fcollect, alltoall, alltoalls, in their *mem and typed forms and on streams; the world
+ * fcollect, alltoall, alltoalls, in their *mem and typed forms and on streams, and the broadcast
+ * of local memory (aclshmemx_broadcastmem_local, alone and mixed with broadcastmem); the world
  * team and strided sub-teams, out of place and in place, zero length and sizes that straddle
  * the engine's pieces; aclshmemx_team_exchange; and calls that do not match (another size,
  * root, type, operation or collective, a bad argument on one PE), which must fail on every
@@ -112,6 +113,55 @@ static int t_broadcast(int me, int n)
     buffers_t b = buffers_alloc(n);
     broadcasts(ACLSHMEM_TEAM_WORLD, &b);
     buffers_free(&b);
+    return 0;
+}
+
+/* ---- broadcast of local memory ----------------------------------------------------------- */
+
+/* aclshmemx_broadcastmem_local into dst (this process's memory), from the root's src (its own
+ * too, or dst itself in place), with work symmetric; PEs for which symmetric is set call
+ * aclshmem_broadcastmem in place on the symmetric work instead (a team may mix the two). */
+static void broadcast_local_case(aclshmem_team_t team, uint8_t *work, uint8_t *src, uint8_t *dst, size_t len,
+                                 int root, int in_place, int symmetric)
+{
+    int me = aclshmem_team_my_pe(team);
+    uint8_t *to = symmetric ? work : dst, *from = in_place || symmetric ? to : src;
+    memset(to, 0xee, len + 1);
+    fill(from, len, me == root ? root : 100 + me);
+    int rc = symmetric ? aclshmem_broadcastmem(team, to, from, len, root)
+                       : aclshmemx_broadcastmem_local(team, to, me == root ? from : NULL, work, len, root);
+    EXPECT_EQ(rc, ACLSHMEM_SUCCESS);
+    EXPECT_PATTERN(to, len, root, 0);
+    EXPECT_EQ(to[len], 0xee);
+    aclshmem_barrier(team);
+}
+
+static void broadcasts_local(aclshmem_team_t team, uint8_t *work, uint8_t *src, uint8_t *dst)
+{
+    int n = aclshmem_team_n_pes(team), me = aclshmem_team_my_pe(team);
+    for (size_t s = 0; s < N_SIZES; s++)
+        for (int root = 0; root < n; root++)
+            broadcast_local_case(team, work, src, dst, sizes[s], root, (int)((s + (size_t)root) % 2),
+                                 s % 3 == 2 && me % 2 == 1);
+}
+
+static int t_broadcast_local(int me, int n)
+{
+    uint8_t *work = aclshmem_malloc(MAX_SIZE + 16), *src = malloc(MAX_SIZE + 16), *dst = malloc(MAX_SIZE + 16);
+    ASSERT(work && src && dst);
+    broadcasts_local(ACLSHMEM_TEAM_WORLD, work, src, dst);
+    if (n >= 3) { /* the odd world PEs, or PEs 0 and 2 */
+        aclshmem_team_t t = n >= 4 ? strided_team(1, 2, n / 2) : strided_team(0, 2, 2);
+        if (t != ACLSHMEM_TEAM_INVALID) {
+            broadcasts_local(t, work, src, dst);
+            aclshmem_team_destroy(t);
+        }
+        aclshmem_barrier_all();
+    }
+    (void)me;
+    aclshmem_free(work);
+    free(dst);
+    free(src);
     return 0;
 }
 
@@ -554,6 +604,18 @@ static int t_mismatch(int me, int n)
                     me == last ? "overlap" : "failed on PE", dst, 4 * (size_t)n);
     EXPECT_ALL_FAIL(aclshmem_int32_sum_reduce(ACLSHMEM_TEAM_WORLD, idst, me == last ? idst + 1 : isrc, 8),
                     me == last ? "overlap" : "failed on PE", (uint8_t *)idst, 32);
+    /* broadcast_local: work not symmetric, work over dest, no dest, no source on the root */
+    uint8_t mine[64];
+    EXPECT_ALL_FAIL(aclshmemx_broadcastmem_local(ACLSHMEM_TEAM_WORLD, mine, src, me == last ? local : dst, 16, 0),
+                    me == last ? "work [" : "failed on PE", mine, 16);
+    EXPECT_ALL_FAIL(aclshmemx_broadcastmem_local(ACLSHMEM_TEAM_WORLD, me == last ? dst + 8 : mine, src, dst, 16, 0),
+                    me == last ? "overlaps dest" : "failed on PE", mine, 16);
+    EXPECT_ALL_FAIL(aclshmemx_broadcastmem_local(ACLSHMEM_TEAM_WORLD, me == last ? NULL : mine, src, dst, 16, 0),
+                    me == last ? "dest is NULL" : "failed on PE", mine, 16);
+    EXPECT_ALL_FAIL(aclshmemx_broadcastmem_local(ACLSHMEM_TEAM_WORLD, mine, NULL, dst, 16, last),
+                    me == last ? "source is NULL" : "failed on PE", mine, 16);
+    EXPECT_ALL_FAIL(aclshmemx_broadcastmem_local(ACLSHMEM_TEAM_WORLD, mine, src, dst, 16, me == last ? 0 : n),
+                    me == last ? "failed on PE" : "not a PE of team", mine, 16);
     /* alltoalls strides below 1 */
     EXPECT_ALL_FAIL(aclshmem_int32_alltoalls(ACLSHMEM_TEAM_WORLD, idst, isrc, 1, me == last ? 0 : 1, 4),
                     me == last ? "must be >= 1" : "failed on PE", (uint8_t *)idst, 16 * (size_t)n);
@@ -600,6 +662,7 @@ static int t_not_initialized(int me, int n)
 
 static const harness_case cases[] = {
     {"broadcast", t_broadcast, {0}, {1, 2, 3, 4}},
+    {"broadcast_local", t_broadcast_local, {0}, {1, 2, 3, 4}},
     {"gather", t_gather, {0}, {1, 2, 3, 4}},
     {"alltoall", t_alltoall, {0}, {1, 2, 3, 4}},
     {"subteams", t_subteams, {0}, {2, 3, 4}},

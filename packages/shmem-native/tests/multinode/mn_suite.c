@@ -1065,6 +1065,24 @@ static void coll_moves(aclshmem_team_t team, size_t len, unsigned char *src, uns
         CHECK(aclshmem_broadcastmem(team, dst, src, len, root) == 0, "broadcast of %zu from %d", len, root);
         EXPECT_PAT("broadcast", dst, len, 0, root, salt);
     }
+    /* Into local memory through a symmetric work area (dst); with the second root, the odd team
+     * PEs call broadcastmem (in place in dst) instead: a team may mix the two. */
+    unsigned char *own = malloc(len + 1), *from = malloc(len + 1);
+    CHECK(own && from, "out of memory");
+    for (int root = 0; own && from && root < tn; root += tn > 2 ? tn - 1 : 1) {
+        int mixed = root != 0 && tme % 2 == 1;
+        unsigned char *to = mixed ? dst : own;
+        if (tme == root)
+            fill(mixed ? dst : from, len, root, salt);
+        else
+            memset(to, 0, len);
+        int rc = mixed ? aclshmem_broadcastmem(team, dst, dst, len, root)
+                       : aclshmemx_broadcastmem_local(team, own, from, dst, len, root);
+        CHECK(rc == 0, "broadcast_local of %zu from %d%s", len, root, mixed ? " (mixed)" : "");
+        EXPECT_PAT("broadcast_local", to, len, 0, root, salt);
+    }
+    free(own);
+    free(from);
     fill(src, len, tme, salt);
     CHECK(aclshmem_fcollectmem(team, dst, src, len) == 0, "fcollect of %zu", len);
     for (int p = 0; p < tn; p++)

@@ -757,6 +757,7 @@ typedef enum
   ACLSHMEMX_OP_COUNT
 } aclshmemx_reduce_op_t;
 int aclshmemx_reduce_local(aclshmem_team_t team, void *dest, const void *source, void *work, size_t nreduce, aclshmemx_type_t dtype, aclshmemx_reduce_op_t op);
+int aclshmemx_broadcastmem_local(aclshmem_team_t team, void *dest, const void *source, void *work, size_t nelems, int pe_root);
 
 /* aclshmem/stream.h */
 int aclshmemx_stream_create(aclrtStream *stream);
