@@ -135,13 +135,8 @@ def broadcast(rt, team, t, root, call):
         return
     c = Contig(t, write=team.me != root)
     data = as_bytes(c.c)
-    for s, e in _chunks(nbytes, per):
-        buf = rt.area.view(0, e - s)
-        if team.me == root:
-            _copy(buf, data[s:e])
-        _engine.broadcast(team.id, buf, buf, root)
-        if team.me != root:
-            _copy(data[s:e], buf)
+    for s, e in _chunks(nbytes, per):  # the engine reads and writes the tensor, the area is its scratch
+        _engine.broadcast_local(team.id, data[s:e], data[s:e], rt.area.view(0, e - s), root)
     c.close()
 
 

@@ -20,8 +20,8 @@ import torch
 from shmem import _pyshmem
 from shmem.core import AclshmemError, AclshmemInvalid
 
-__all__ = ["Refused", "Reduction", "reduction", "reduce", "reduce_local", "reducescatter", "broadcast", "fcollect",
-           "alltoall", "exchange", "team_size", "EXCHANGE_MAX"]
+__all__ = ["Refused", "Reduction", "reduction", "reduce", "reduce_local", "reducescatter", "broadcast",
+           "broadcast_local", "fcollect", "alltoall", "exchange", "team_size", "EXCHANGE_MAX"]
 
 # The most bytes one PE contributes to exchange (ACLSHMEMX_TEAM_EXCHANGE_MAX).
 EXCHANGE_MAX = 128
@@ -156,6 +156,14 @@ def reducescatter(team, red, dst, src):
 def broadcast(team, dst, src, root):
     """dst on every PE <- src of team PE root (tensors of the same size in bytes)."""
     _check("broadcast", _pyshmem.aclshmem_broadcastmem(team, dst.data_ptr(), src.data_ptr(), _nbytes(dst), root))
+
+
+def broadcast_local(team, dst, src, work, root):
+    """broadcast() of this process's own tensors: dst (and src, read on the root only; it may be
+    dst) need not be symmetric; work is symmetric room of dst's size, used as scratch
+    (aclshmemx_broadcastmem_local)."""
+    _check("broadcast", _pyshmem.aclshmemx_broadcastmem_local(team, dst.data_ptr(), src.data_ptr(), work.data_ptr(),
+                                                             _nbytes(dst), root))
 
 
 def fcollect(team, dst, src):
