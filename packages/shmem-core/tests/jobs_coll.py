@@ -366,3 +366,31 @@ def reduce_local_of_ordinary_arrays(s):
     rc = P.aclshmemx_reduce_local(WORLD, a.ctypes.data, a.ctypes.data, a.ctypes.data, 8, 999, 0)
     assert rc == P.ACLSHMEM_INVALID_PARAM and "unknown type 999" in P.aclshmemx_get_last_error()
     assert (a == 1).all()  # nothing was written
+
+
+@checks
+@with_scratch
+def broadcast_local_of_ordinary_arrays(s):
+    """aclshmemx_broadcastmem_local: NumPy arrays of this process, a symmetric work Buffer; each
+    root, in place on the root and not, sizes in the records and beyond; a work that is not
+    symmetric on one PE fails on every PE and writes nothing."""
+    me, n = core.my_pe(), core.n_pes()
+    work = s.buffer(200001)
+    for count in (0, 100, 200001):
+        for root in range(n):
+            src = (np.arange(count) * 7 + root).astype(np.uint8)
+            dst = src if me == root and count % 2 else np.zeros(count, dtype=np.uint8)
+            rc = P.aclshmemx_broadcastmem_local(WORLD, dst.ctypes.data, src.ctypes.data if me == root else 0,
+                                                work.addr, count, root)
+            assert rc == 0, P.aclshmemx_get_last_error()
+            assert np.array_equal(dst, (np.arange(count) * 7 + root).astype(np.uint8)), (count, root)
+    dst = np.zeros(64, dtype=np.uint8)
+    other = np.zeros(64, dtype=np.uint8)
+    rc = P.aclshmemx_broadcastmem_local(WORLD, dst.ctypes.data, dst.ctypes.data,
+                                        other.ctypes.data if me == n - 1 else work.addr, 64, 0)
+    assert rc == P.ACLSHMEM_INVALID_PARAM, rc
+    message = P.aclshmemx_get_last_error()
+    assert ("is not symmetric" if me == n - 1 else f"failed on PE {n - 1}") in message, message
+    assert not dst.any()
+    rc = P.aclshmemx_broadcastmem_local(WORLD, dst.ctypes.data, dst.ctypes.data, work.addr, 64, n)
+    assert rc == P.ACLSHMEM_INVALID_PARAM and f"root {n} is not a PE" in P.aclshmemx_get_last_error()
