@@ -360,6 +360,48 @@ def freed_tensor_raises():
 
 
 @check("tensors")
+def symmetric_answer_after_free_and_reuse():
+    """is_symmetric and resolve find a tensor's allocation by its storage first (the fast
+    path of the backend), never by an address alone: an ordinary tensor whose storage
+    object takes a freed symmetric storage's place, an ordinary tensor over the addresses
+    of the allocation that took the freed block, and a view kept from a freed tensor are
+    not symmetric; the new allocation is."""
+    import ctypes
+    import gc
+
+    import shmem_torch as st
+    from shmem.core import AclshmemInvalid
+
+    gc.collect()  # views of earlier checks go: the heap takes back what they kept out of reuse
+    st.aclshmem_free_tensor(st.empty(64))
+    t = st.empty(64)
+    address, key = t.data_ptr(), t.untyped_storage()._cdata
+    st.aclshmem_free_tensor(t)
+    del t
+    gc.collect()  # the freed allocation's storage goes: its object's place is free
+    ordinary, reused = [], None  # kept alive, so that each new storage object takes a new place
+    while reused is None and len(ordinary) < 2000:
+        ordinary.append(torch.empty(64))
+        if ordinary[-1].untyped_storage()._cdata == key:
+            reused = ordinary[-1]
+    assert reused is not None, "no ordinary storage took the freed storage's place (the check needs one)"
+    assert not st.is_symmetric(reused), "an ordinary tensor passed for symmetric (the freed storage's identity)"
+    expect_raises(AclshmemInvalid, st.peer_tensor, reused, 0, match="not a symmetric tensor")
+    del ordinary, reused
+    again = st.empty(64)
+    assert again.data_ptr() == address, "the freed block was not reused"
+    assert st.is_symmetric(again) and st.is_symmetric(again[8:16])
+    alias = torch.frombuffer((ctypes.c_char * 256).from_address(address), dtype=torch.float32)
+    assert not st.is_symmetric(alias), "an ordinary storage over symmetric addresses passed for symmetric"
+    assert not st.is_symmetric(torch.empty(64)) and not st.is_symmetric(again.clone())
+    del alias
+    view = again[8:16]
+    st.aclshmem_free_tensor(again)
+    assert not st.is_symmetric(view)
+    expect_raises(AclshmemInvalid, st.peer_tensor, view, 0, match="freed")
+
+
+@check("tensors")
 def tensor_api_errors():
     import numpy as np
 

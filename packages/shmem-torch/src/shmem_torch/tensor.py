@@ -27,7 +27,7 @@ import weakref
 
 import torch
 
-from shmem import _pyshmem
+from shmem import _pyshmem, _state
 from shmem import core
 from shmem.core import AclshmemError, AclshmemInvalid, AclshmemWarning
 
@@ -259,21 +259,37 @@ class _Allocation:
 _lock = threading.RLock()
 _allocs = {}  # base address -> _Allocation
 _bases = []  # sorted base addresses
+# storage identity -> _Allocation, for the allocations registered with one: the fast path of
+# resolve.  Sound because a registered allocation keeps its storage alive (peers[my_pe]
+# shares it), so no other storage can have that identity until free or finalize
+# unregisters the allocation; an ordinary tensor's storage is never in it.
+_by_storage = {}
+_keyless = 0  # registered allocations without a storage identity (the fast path cannot say no)
 
 
 def _register(alloc):
+    global _keyless
     with _lock:
         _allocs[alloc.base] = alloc
         bisect.insort(_bases, alloc.base)
+        if alloc.storage_key is None:
+            _keyless += 1
+        else:
+            _by_storage[alloc.storage_key] = alloc
 
 
 def _unregister(alloc):
+    global _keyless
     with _lock:
         if _allocs.get(alloc.base) is alloc:
             del _allocs[alloc.base]
             i = bisect.bisect_left(_bases, alloc.base)
             if i < len(_bases) and _bases[i] == alloc.base:
                 del _bases[i]
+            if alloc.storage_key is None:
+                _keyless -= 1
+            elif _by_storage.get(alloc.storage_key) is alloc:
+                del _by_storage[alloc.storage_key]
 
 
 def _find(addr):
@@ -292,10 +308,30 @@ def _storage_key(t):
         return None
 
 
+def _indexed(t):
+    """(allocation, byte offset) of a non-empty tensor whose storage is that of a live
+    allocation of the active instance, found by the storage's identity (no search, no
+    error); None when that does not settle it (``resolve`` then decides).  ``t`` is a
+    checked CPU strided tensor."""
+    alloc = _by_storage.get(_storage_key(t))
+    if alloc is None or not alloc.alive():
+        return None
+    state = _state.active_state or _state.active_instance()
+    if state is None or state[0] != alloc.instance_id:
+        return None
+    addr, span = extent(t)
+    if span <= 0 or addr < alloc.base or addr + span > alloc.base + alloc.nbytes:
+        return None
+    return alloc, addr - alloc.base
+
+
 def resolve(t, name="tensor"):
     """(allocation, byte offset) of a tensor that lies in a live symmetric allocation of
     the active instance; AclshmemInvalid otherwise."""
     check_tensor(t, name)
+    found = _indexed(t)
+    if found is not None:
+        return found
     addr, span = extent(t)
     alloc = _find(addr) if addr else None
     if alloc is None or addr + span > alloc.base + alloc.nbytes or (span == 0 and addr > alloc.base + alloc.nbytes):
@@ -318,6 +354,13 @@ def resolve(t, name="tensor"):
 
 def is_symmetric(t):
     """True when ``t`` lies entirely in a live symmetric allocation of the active instance."""
+    if isinstance(t, torch.Tensor) and not isinstance(t, FreedTensor) and t.layout == torch.strided and t.is_cpu:
+        # the common cases without an exception: a tensor of a live allocation, or (while
+        # every allocation is in the storage index) any storage that is not in it
+        if _indexed(t) is not None:
+            return True
+        if not _keyless and _storage_key(t) not in _by_storage:
+            return False
     try:
         resolve(t)
     except (AclshmemInvalid, AclshmemError):
