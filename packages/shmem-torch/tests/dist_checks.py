@@ -381,6 +381,44 @@ def _symmetric(c, rank, n, st):
     st.aclshmem_free_tensor(y)
     st.aclshmem_free_tensor(out)
     st.aclshmem_free_tensor(x)
+    _after_free(c, rank, n, st)
+
+
+def _after_free(c, rank, n, st):
+    """The backend tells symmetric tensors by their storage: after a free, an ordinary
+    tensor whose storage object takes the freed storage's place, the next allocation at
+    the freed addresses and a view kept from the freed tensor are each told right."""
+    import gc
+
+    x = st.empty(256, dtype=torch.float32)
+    address, key = x.data_ptr(), x.untyped_storage()._cdata
+    x.fill_(rank + 1)
+    dist.all_reduce(x)  # zero-copy
+    c.expect(bool((x == n * (n + 1) / 2).all()), "all_reduce of a symmetric tensor before its free")
+    st.aclshmem_free_tensor(x)
+    del x
+    gc.collect()
+    ordinary, reused = [], None  # kept alive, so that each new storage object takes a new place
+    while reused is None and len(ordinary) < 2000:
+        ordinary.append(torch.empty(256))
+        if ordinary[-1].untyped_storage()._cdata == key:
+            reused = ordinary[-1]
+    c.expect(reused is not None, "no ordinary storage took the freed storage's place (the check needs one)")
+    if reused is not None:
+        reused.fill_(rank + 2)
+        dist.all_reduce(reused)
+        c.expect(bool((reused == n * (n + 3) / 2).all()), "all_reduce of an ordinary tensor in a freed storage's place")
+        dist.broadcast(reused, src=n - 1)
+        c.expect(bool((reused == n * (n + 3) / 2).all()), "broadcast of an ordinary tensor in a freed storage's place")
+    del ordinary, reused
+    again = st.empty(256, dtype=torch.float32)
+    c.expect(again.data_ptr() == address, "the freed block was not reused (the check needs it)")
+    again.fill_(rank)
+    view = again[:16]
+    dist.broadcast(again, src=1)
+    c.expect(bool((again == 1).all()), "broadcast of the allocation at a freed one's addresses")
+    st.aclshmem_free_tensor(again)
+    c.raises(lambda: dist.all_reduce(view), "freed", "all_reduce of a view kept from a freed symmetric tensor")
 
 
 def _subgroups(c, rank, n):

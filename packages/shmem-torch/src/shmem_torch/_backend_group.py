@@ -37,7 +37,7 @@ _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 def _check_tensor(t, call, name="tensor"):
     if not isinstance(t, torch.Tensor):
         raise AclshmemInvalid(f"shmem backend: {call}: {name} must be a torch.Tensor, not {type(t).__name__}")
-    if t.device.type != "cpu":
+    if not t.is_cpu:
         raise AclshmemInvalid(f"shmem backend: {call}: {name} is on device '{t.device}'; the shmem backend "
                               "handles CPU tensors only (use a 'cpu:shmem,cuda:nccl' style backend string, "
                               "or move the tensor to the CPU)")
@@ -46,6 +46,11 @@ def _check_tensor(t, call, name="tensor"):
     if t.dtype not in _SUPPORTED:
         raise AclshmemInvalid(f"shmem backend: {call}: {name} has dtype {t.dtype}, which is not plain memory "
                               "(quantized and bit-packed dtypes are not supported)")
+    try:
+        t.data_ptr()
+    except RuntimeError:  # its storage refuses access: what free leaves to the views kept of a tensor
+        raise AclshmemInvalid(f"shmem backend: {call}: {name} has no memory to use: it is a view kept from a "
+                              "symmetric tensor that was freed (or a tensor without data)") from None
     return t
 
 
@@ -81,26 +86,28 @@ def _each_pair(method, outputs, inputs, opts):
     return _done(list(outputs))
 
 
-class _Serve:
+class _Serve(ComputeScope):
     """``with _Serve(pg, call) as (rt, team):`` the body of a call of process group pg:
     under the backend's lock, autograd off, and with the collectives' thread policy, so
     that the staging copies of a rank that shares the cores with the others start no
     OpenMP parallel region (whose workers spin for milliseconds after it and take the CPU
-    the other ranks need)."""
+    the other ranks need).  One object per call (the scope itself), on every call's path:
+    kept lean."""
 
-    __slots__ = ("pg", "call", "scope")
+    __slots__ = ("pg", "call")
 
     def __init__(self, pg, call):
         self.pg = pg
         self.call = call
-        self.scope = None
+        self.saved = None
+        self.grad = False
 
     def __enter__(self):
         lock.acquire()
         try:
             rt, team = self.pg._begin(self.call)
-            self.scope = ComputeScope(rt.pool.data_ptr())
-            self.scope.__enter__()
+            self.addr = rt.pool_addr
+            ComputeScope.__enter__(self)
         except BaseException:
             lock.release()
             raise
@@ -108,7 +115,7 @@ class _Serve:
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            self.scope.__exit__(exc_type, exc, tb)
+            ComputeScope.__exit__(self, exc_type, exc, tb)
         finally:
             lock.release()
         if isinstance(exc, Refused):  # the engine compared the ranks' calls and refused them all
@@ -117,7 +124,10 @@ class _Serve:
 
 
 def _done(result):
-    fut = torch.futures.Future()
+    """A completed Work holding ``result`` (what a synchronous collective returns).  The
+    future is torch's C one, which torch.futures.Future subclasses only to convert devices
+    (a CPU result has none): a third cheaper."""
+    fut = torch._C.Future([])
     fut.set_result(result)
     return _create_work_from_future(fut)
 

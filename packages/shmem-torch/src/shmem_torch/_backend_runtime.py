@@ -25,7 +25,7 @@ from datetime import timedelta
 
 import torch
 
-from shmem import _pyshmem, core
+from shmem import _pyshmem, _state, core
 from shmem.core import AclshmemError, AclshmemInvalid
 
 from . import _engine, staging
@@ -129,6 +129,7 @@ class Runtime:
     def __init__(self):
         self.owns_shmem = False
         self.pool = None
+        self.pool_addr = 0  # the pool's address (which the thread policy asks for)
         self.area = None  # the staging area (a staging.Area over the end of the pool)
         self.p2p = None  # the point-to-point state (the process group module sets it)
         self.groups = []  # the ProcessGroups made on this runtime (for shutdown)
@@ -171,6 +172,7 @@ class Runtime:
                           f"and {n} mailboxes of {self.slot} bytes; the pool has {total} bytes instead",
                           RuntimeWarning, stacklevel=3)
         self.pool = empty(total, dtype=torch.uint8)  # collective over the world
+        self.pool_addr = self.pool.data_ptr()
         self.pool[:self.mbox_off].zero_()
         self.area = staging.Area(self.pool[self.stage_off:], owned=False)
         staging.install(self.area.bytes)
@@ -182,7 +184,9 @@ class Runtime:
                 and is_symmetric(self.pool))
 
     def require(self, call):
-        if self.pool is None or _pyshmem.aclshmemx_init_status() != _pyshmem.InitStatus.INITIALIZED:
+        # shmem's cached active instance: asked of the library again only after init,
+        # finalize or a switch of instance, which drop it
+        if self.pool is None or (_state.active_state or _state.active_instance()) is None:
             raise AclshmemError(f"shmem backend: {call}: SHMEM was finalised (shmem_torch.finalize or "
                                 "shmem.core.finalize) while the 'shmem' process group was alive; destroy the "
                                 "process group first")
