@@ -1,7 +1,8 @@
 """shmem-perf --nodes 2: its arguments, its refusal without root or ucx_perftest, a real
 quick run (as root, with ucx_perftest and the UCX plug-in; skipped otherwise, saying why)
-and the teardown of the namespaces on Ctrl-C.  No number is checked: the numbers are
-for people (docs/guides/benchmarking.rst)."""
+and the teardown of the namespaces on Ctrl-C.  No number is checked against a goal: the
+numbers are for people (docs/guides/benchmarking.rst); but every row must carry both tools'
+numbers, and the PE program fails the run when a put or a get brought the wrong bytes."""
 
 import json
 import os
@@ -55,6 +56,27 @@ def test_refused_without_root_and_without_ucx_perftest(monkeypatch, capsys):
     assert "/nonexistent/ucx_perftest is not an executable" in err and "ucx-utils" in err
 
 
+def test_plan_has_gets_beside_puts():
+    """Every kind of point is in the plan, in the table's order: the gets' latency at 8 bytes
+    and their bandwidth (blocking and nbi) at the put bandwidth's sizes, each compared with
+    ucx_perftest's ucp_get."""
+    from shmem_tools import _internode
+
+    sizes = [64 << 10, 1 << 20]
+    plan = _internode.make_plan(sizes, quick=True)
+    assert [(name, size) for name, size, _, _ in plan["points"]] == [
+        ("put_lat", 8), ("put_bw", 64 << 10), ("put_bw", 1 << 20), ("get_lat", 8),
+        ("get_bw", 64 << 10), ("get_bw", 1 << 20), ("get_nbi_bw", 64 << 10), ("get_nbi_bw", 1 << 20)]
+    assert all(iters > warm >= 2 for _, _, iters, warm in plan["points"])
+    gets = {name: kind for name, kind in _internode.KINDS.items() if kind.op == "get"}
+    assert {(k.measure, k.mode) for k in gets.values()} == {("lat", "blocking"), ("bw", "blocking"), ("bw", "nbi")}
+    assert all(k.perftest == "ucp_get" for k in gets.values())
+    # the blocking ones against one get at a time, the nbi one against several in flight
+    assert gets["get_lat"].windows == gets["get_bw"].windows == (("-O 1", ["-O", "1"]),)
+    assert all(int(extra[1]) > 1 for _, extra in gets["get_nbi_bw"].windows)
+    assert "get bandwidth (nbi): -t ucp_get" in _internode.baseline_text()
+
+
 def _unavailable():
     from shmem_tools import _install, _netns
 
@@ -93,15 +115,24 @@ def test_quick_run_prints_every_row_and_removes_the_namespaces():
     rows = d["tables"][0]["rows"]
     assert [(r["variant"], r["size"]) for r in rows] == [
         ("put latency (mean)", 8), ("put latency (median)", 8), ("put bandwidth", 64 << 10),
-        ("put bandwidth", 128 << 10)]
+        ("put bandwidth", 128 << 10), ("get latency (mean)", 8), ("get latency (median)", 8),
+        ("get bandwidth (blocking)", 64 << 10), ("get bandwidth (blocking)", 128 << 10),
+        ("get bandwidth (nbi)", 64 << 10), ("get bandwidth (nbi)", 128 << 10)]
     for r in rows:
         assert r["library"] > 0 and r["baseline"] > 0 and r["ratio"] > 0 and r["met"] in (True, False)
+        assert abs(r["ratio"] - r["library"] / r["baseline"]) < 1e-9 * r["ratio"], r
+        assert r["unit"] == ("us" if "latency" in r["variant"] else "MB/s"), r
+    # a blocking get is ucx_perftest's ucp_get with one get outstanding; the nbi one had a window
+    windows = {(r["variant"], r["ucx_window"]) for r in rows if r["variant"].startswith("get bandwidth")}
+    assert {w for v, w in windows if v.endswith("(blocking)")} == {"-O 1"}
+    assert {w for v, w in windows if v.endswith("(nbi)")} <= {"-O 4", "-O 32"}
     assert d["meta"]["env"]["UCX_TLS"] == "tcp" and d["meta"]["rounds"] == 1
     # the CPUs the two nodes were pinned to, and the machine's CPU count, both kept
     assert d["meta"]["cpus"] == os.cpu_count()
     assert d["meta"]["pinned_cpus"] is None or len(d["meta"]["pinned_cpus"]) == 2
     tools = {(m["tool"], m["kind"]) for m in d["measurements"]}
-    assert tools == {("ucx_perftest", "lat"), ("libaclshmem", "lat"), ("ucx_perftest", "bw"), ("libaclshmem", "bw")}
+    kinds = ("put_lat", "put_bw", "get_lat", "get_bw", "get_nbi_bw")
+    assert tools == {(tool, kind) for tool in ("ucx_perftest", "libaclshmem") for kind in kinds}
     assert _namespaces_of(proc.pid) == []
 
 

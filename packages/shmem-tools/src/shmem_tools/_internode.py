@@ -4,18 +4,27 @@ The two nodes are network namespaces joined by a veth pair (shmem_tools._netns),
 UCX takes TCP over that pair (``UCX_TLS=tcp``, ``UCX_NET_DEVICES=eth0``) on both sides,
 which is the path a real cluster's Ethernet takes.
 
-* ucx_perftest: the server in namespace 0, the client in namespace 1, one test per run:
-  ``-t ucp_put_lat -s 8`` and ``-t ucp_put_bw -s SIZE`` with the same iteration counts
-  as ours; bandwidth both with its default window and with ``-O 1`` (UCX_BW_CONFIGS).
+What is measured is the table KINDS: for each kind of point, the libaclshmem operation and
+the ``ucx_perftest`` test (with the windows tried) that does the same thing:
+
+* put latency, 8 bytes: a ping-pong, the way ucx_perftest's put_lat measures it: PE 0
+  puts a word into PE 1's memory (aclshmem_putmem), PE 1 waits for it
+  (aclshmem_uint64_wait_until) and puts it back; half the round trip.
+* put bandwidth: PE 0 issues ITERS aclshmem_putmem_nbi of SIZE bytes to PE 1, then
+  aclshmem_quiet; bytes / time (``-t ucp_put_bw``).
+* get latency, 8 bytes: PE 0's blocking aclshmem_getmem of a word of PE 1, each timed: a
+  whole round trip (``-t ucp_get -O 1``: one get at a time).
+* get bandwidth: PE 0 reads SIZE bytes of PE 1 ITERS times, with blocking aclshmem_getmem
+  (against ``ucp_get -O 1``) and with aclshmem_getmem_nbi then one aclshmem_quiet
+  (against ``ucp_get`` with a window of several gets in flight).
+
+* ucx_perftest: the server in namespace 0, the client in namespace 1, one test per run,
+  with the same iteration counts as ours.
 * libaclshmem: a small C program (PE_SOURCE, built here against the library this Python
   loads, headers from its installation or its source tree), one PE per namespace,
-  started once; it reads commands on stdin, so the two tools can take turns:
-
-  - ``lat ITERS WARMUP``: 8-byte put latency as ping-pong, the way ucx_perftest's
-    put_lat measures it: PE 0 puts a word into PE 1's memory (aclshmem_putmem), PE 1
-    waits for it (aclshmem_uint64_wait_until) and puts it back; half the round trip.
-  - ``bw SIZE ITERS WARMUP``: PE 0 issues ITERS aclshmem_putmem_nbi of SIZE bytes to
-    PE 1, then aclshmem_quiet; bytes / time.
+  started once; it reads commands on stdin ("MEASURE OP MODE SIZE ITERS WARMUP"), so the
+  two tools can take turns.  The PE the data went to checks that it holds the other
+  PE's bytes (each PE's source buffer has its own pattern).
 
 Every process of node i (ucx_perftest's server or client, PE i) runs on CPU i through
 taskset, unless --no-pin.  Every round runs each point with ucx_perftest and then with
@@ -24,6 +33,7 @@ each side keeps its best (lowest latency, highest bandwidth) over the rounds, si
 busy machine the slow rounds measure the other load, not the tools.
 """
 
+import collections
 import json
 import os
 import queue
@@ -41,12 +51,42 @@ UCX_PORT_BASE = 13400
 SHMEM_PORT = 47100
 
 GOAL_BW = 0.8   # libaclshmem bandwidth >= 0.8x ucx_perftest's, 64 KiB and above
-GOAL_LAT = 1.5  # libaclshmem 8-byte put latency <= 1.5x ucx_perftest's
+GOAL_LAT = 1.5  # libaclshmem 8-byte latency <= 1.5x ucx_perftest's
+# (issue #13's goals for puts; gets are held to the same ones)
+
+# One kind of point: the PE program's command words (measure, op, mode), ucx_perftest's
+# test and the windows (-O) it is run with (its best kept), the label of the table's rows.
+#
+# ucx_perftest's windows: with its default (32 puts), a put bandwidth run posts every put at
+# once, and over TCP between two namespaces of a small machine that collapses from 1 MiB up
+# (28 MB/s at 8 MiB, against about 1 GB/s with -O 1, measured on a 2-core VM: the
+# receiver's socket buffer overflows and TCP waits out retransmission timers), so put
+# bandwidth runs both.  ucp_get with one get in flight (-O 1, also its default) is the
+# blocking get's counterpart (over TCP in UCX 1.13.1 it takes about 1 ms a get, whatever the
+# size: the comparison is with what UCX's own test gets, not with what the link can do), and
+# the get_nbi bandwidth takes the better of 4 and 32 gets in flight (neither won at every
+# size in trials on a 2-core VM).
+# A window that lost by more than 2x in the first round is not run again: the collapsed runs
+# take seconds each.  Latency has one window.
+#
+# share: the part of the plan's iterations (per latency point, bytes per bandwidth point) the
+# kind runs; the blocking gets take a fraction, since ucx_perftest's take about 1 ms each.
+Kind = collections.namedtuple("Kind", "measure op mode perftest windows label share")
+ONE_AT_A_TIME = (("-O 1", ["-O", "1"]),)
+KINDS = {
+    "put_lat": Kind("lat", "put", "blocking", "ucp_put_lat", (("default", []),), "put latency", 1),
+    "put_bw": Kind("bw", "put", "nbi", "ucp_put_bw", (("default", []), ("-O 1", ["-O", "1"])), "put bandwidth", 1),
+    "get_lat": Kind("lat", "get", "blocking", "ucp_get", ONE_AT_A_TIME, "get latency", 0.1),
+    "get_bw": Kind("bw", "get", "blocking", "ucp_get", ONE_AT_A_TIME, "get bandwidth (blocking)", 0.25),
+    "get_nbi_bw": Kind("bw", "get", "nbi", "ucp_get", (("-O 4", ["-O", "4"]), ("-O 32", ["-O", "32"])),
+                       "get bandwidth (nbi)", 1),
+}
 
 PE_SOURCE = r"""
 /* The libaclshmem side of shmem-perf --nodes 2 (written and built by shmem-perf).
  * usage: pe RANK PE0_ADDR PORT MAX_SIZE; SHMEM_JOB_SECRET in the environment.
- * Commands on stdin, one per line: "lat ITERS WARMUP", "bw SIZE ITERS WARMUP", "quit".
+ * Commands on stdin, one per line: "MEASURE OP MODE SIZE ITERS WARMUP" (MEASURE lat or bw,
+ * OP put or get, MODE blocking or nbi; lat takes 8-byte blocking ones), or "quit".
  * PE 0 prints "result ..." lines; both PEs print "done" after each command. */
 #define _POSIX_C_SOURCE 200809L
 #include <aclshmem.h>
@@ -56,9 +96,16 @@ PE_SOURCE = r"""
 #include <string.h>
 #include <time.h>
 
+/* PE i's source buffer holds PATTERN + i in every byte, so data that arrives shows
+ * which PE it came from: a get that read its own PE's memory is caught as well. */
+#define PATTERN 0x5a
+
+typedef void (*rma_fn)(void *dst, const void *src, size_t size, int32_t pe);
+
 static int me, peer;
 static uint64_t *flag;
 static char *src, *dst;
+static long bad_words;
 
 static double now(void)
 {
@@ -84,60 +131,106 @@ static int check(const char *what)
     return 0;
 }
 
-/* Ping-pong of one 8-byte word; PE 0 reports half the round trip (mean and median). */
-static void latency(long iters, long warmup)
+/* One step of the put ping-pong: PE 0 puts v into PE 1's flag, PE 1 waits for it and puts
+ * it back (ucx_perftest's put_lat). */
+static void put_trip(uint64_t v)
+{
+    if (me == 0) {
+        aclshmem_putmem(flag, &v, sizeof v, peer);
+        aclshmem_uint64_wait_until(flag, ACLSHMEM_CMP_EQ, v);
+    } else {
+        aclshmem_uint64_wait_until(flag, ACLSHMEM_CMP_EQ, v);
+        aclshmem_putmem(flag, &v, sizeof v, peer);
+    }
+}
+
+/* One blocking 8-byte get by PE 0 of PE 1's source buffer (ucx_perftest's ucp_get with one
+ * get outstanding); PE 1 does nothing: a get needs no work of the target's program. */
+static void get_word(uint64_t v)
+{
+    (void)v;
+    if (me != 0)
+        return;
+    uint64_t word = 0;
+    aclshmem_getmem(&word, src, sizeof word, peer);
+    if (word != (uint64_t)(PATTERN + peer) * 0x0101010101010101ull)
+        bad_words++;
+}
+
+/* PE 0 times every step; it reports the time of one operation (mean and median): half the
+ * round trip for the put ping-pong, the whole get (itself a round trip) for get. */
+static void latency(void (*step)(uint64_t), int halves, long iters, long warmup)
 {
     double *trip = me == 0 ? malloc(sizeof(double) * (size_t)iters) : NULL;
     *flag = 0;
+    bad_words = 0;
     aclshmem_barrier_all();
     double start = 0;
     for (long i = 1; i <= warmup + iters; i++) {
-        uint64_t v = (uint64_t)i;
         if (i == warmup + 1)
             start = now();
-        if (me == 0) {
-            double t = now();
-            aclshmem_putmem(flag, &v, sizeof v, peer);
-            aclshmem_uint64_wait_until(flag, ACLSHMEM_CMP_EQ, v);
-            if (i > warmup)
-                trip[i - warmup - 1] = now() - t;
-        } else {
-            aclshmem_uint64_wait_until(flag, ACLSHMEM_CMP_EQ, v);
-            aclshmem_putmem(flag, &v, sizeof v, peer);
-        }
+        double t = now();
+        step((uint64_t)i);
+        if (me == 0 && i > warmup)
+            trip[i - warmup - 1] = now() - t;
     }
     double total = now() - start;
     aclshmem_barrier_all();
-    if (me == 0 && !check("in the latency test")) {
+    if (me == 0 && bad_words)
+        printf("error %ld of the latency test's gets brought other data than PE %d's\n", bad_words, peer);
+    else if (me == 0 && !check("in the latency test")) {
         qsort(trip, (size_t)iters, sizeof(double), by_value);
-        printf("result lat 8 %ld %.9f %.9f\n", iters, total / (double)iters / 2, trip[iters / 2] / 2);
+        double per = halves ? 2.0 : 1.0;
+        printf("result lat 8 %ld %.9f %.9f\n", iters, total / (double)iters / per, trip[iters / 2] / per);
     }
     free(trip);
 }
 
-/* PE 0: iters putmem_nbi of size bytes, then quiet. */
-static void bandwidth(size_t size, long iters, long warmup)
+/* PE 0: iters calls of fn (a put to PE 1 or a get from it, blocking or nbi) of size bytes,
+ * then quiet; the PE the data went to checks that it came from the other one. */
+static void bandwidth(rma_fn fn, int to_pe, size_t size, long iters, long warmup)
 {
     aclshmem_barrier_all();
     if (me == 0) {
         for (long i = 0; i < warmup; i++)
-            aclshmem_putmem_nbi(dst, src, size, peer);
+            fn(dst, src, size, peer);
         aclshmem_quiet();
         double t = now();
         for (long i = 0; i < iters; i++)
-            aclshmem_putmem_nbi(dst, src, size, peer);
+            fn(dst, src, size, peer);
         aclshmem_quiet();
         t = now() - t;
         if (!check("in the bandwidth test"))
             printf("result bw %zu %ld %.9f\n", size, iters, t);
     }
     aclshmem_barrier_all();
-    if (me == 1) { /* the data arrived: a number of puts that did not land is no bandwidth */
-        if (dst[0] != 0x5a || dst[size - 1] != 0x5a)
-            printf("error the bandwidth test's data did not arrive (PE 1 sees %#x ... %#x)\n",
-                   (unsigned char)dst[0], (unsigned char)dst[size - 1]);
+    if (me == to_pe) { /* transfers that did not land are no bandwidth */
+        unsigned char want = (unsigned char)(PATTERN + 1 - to_pe);
+        unsigned char seen[3] = {(unsigned char)dst[0], (unsigned char)dst[size / 2], (unsigned char)dst[size - 1]};
+        if (seen[0] != want || seen[1] != want || seen[2] != want)
+            printf("error the bandwidth test's data did not arrive (PE %d sees %#x %#x %#x, not %#x)\n", me,
+                   seen[0], seen[1], seen[2], want);
         memset(dst, 0, size);
     }
+}
+
+static int run(const char *measure, const char *op, const char *mode, size_t size, long iters, long warmup,
+               size_t max_size)
+{
+    int get = strcmp(op, "get") == 0, nbi = strcmp(mode, "nbi") == 0;
+    if ((!get && strcmp(op, "put") != 0) || (!nbi && strcmp(mode, "blocking") != 0) || iters <= 0)
+        return -1;
+    if (strcmp(measure, "lat") == 0 && size == 8 && !nbi) {
+        latency(get ? get_word : put_trip, !get, iters, warmup);
+        return 0;
+    }
+    if (strcmp(measure, "bw") == 0 && size > 0 && size <= max_size) {
+        static const rma_fn fns[2][2] = {{aclshmem_putmem, aclshmem_putmem_nbi},
+                                         {aclshmem_getmem, aclshmem_getmem_nbi}};
+        bandwidth(fns[get][nbi], get ? 0 : 1, size, iters, warmup);
+        return 0;
+    }
+    return -1;
 }
 
 int main(int argc, char **argv)
@@ -167,22 +260,19 @@ int main(int argc, char **argv)
         printf("error malloc: %s\n", aclshmemx_get_last_error());
         return 3;
     }
-    memset(src, 0x5a, max_size); /* every page touched before timing */
+    memset(src, PATTERN + me, max_size); /* every page touched before timing */
     memset(dst, 0, max_size);
     aclshmem_barrier_all();
     printf("ready\n");
     fflush(stdout);
     char line[256];
     while (fgets(line, sizeof line, stdin)) {
-        char cmd[16] = "";
-        unsigned long long a = 0, b = 0, c = 0;
-        if (sscanf(line, "%15s %llu %llu %llu", cmd, &a, &b, &c) < 1 || strcmp(cmd, "quit") == 0)
+        char measure[16] = "", op[16] = "", mode[16] = "";
+        unsigned long long size = 0, iters = 0, warmup = 0;
+        if (sscanf(line, "%15s", measure) < 1 || strcmp(measure, "quit") == 0)
             break;
-        if (strcmp(cmd, "lat") == 0 && a > 0)
-            latency((long)a, (long)b);
-        else if (strcmp(cmd, "bw") == 0 && a > 0 && a <= max_size && b > 0)
-            bandwidth((size_t)a, (long)b, (long)c);
-        else
+        if (sscanf(line, "%15s %15s %15s %llu %llu %llu", measure, op, mode, &size, &iters, &warmup) != 6 ||
+            run(measure, op, mode, (size_t)size, (long)iters, (long)warmup, max_size) != 0)
             printf("error bad command: %s", line);
         printf("done\n");
         fflush(stdout);
@@ -286,12 +376,19 @@ def build_pe(lib_file, workdir):
 
 
 def make_plan(bw_sizes, quick=False, rounds=None):
-    lat_iters, lat_warm = (2000, 200) if quick else (20000, 2000)
+    """Points (KINDS key, size, iterations, warm-up iterations) in the table's order: every
+    kind of KINDS, latency at 8 bytes, bandwidth at each of bw_sizes."""
+    lat_iters = 2000 if quick else 20000
     budget = (16 << 20) if quick else (256 << 20)  # bytes per bandwidth point and tool
-    points = [("lat", 8, lat_iters, lat_warm)]
-    for size in bw_sizes:
-        iters = max(8, min(1 << 14, budget // size))
-        points.append(("bw", size, iters, max(2, iters // 16)))
+    points = []
+    for name, kind in KINDS.items():
+        if kind.measure == "lat":
+            iters = int(lat_iters * kind.share)
+            points.append((name, 8, iters, iters // 10))
+            continue
+        for size in bw_sizes:
+            iters = max(8, min(1 << 14, int(budget * kind.share) // size))
+            points.append((name, size, iters, max(2, iters // 16)))
     return {"points": points, "rounds": rounds or (1 if quick else 3), "max_size": max(bw_sizes + [8])}
 
 
@@ -322,8 +419,8 @@ def _parse_perftest(text):
 
 
 def run_ucx_perftest(pair, exe, point, port, timeout, extra=()):
-    kind, size, iters, warm = point
-    test = "ucp_put_lat" if kind == "lat" else "ucp_put_bw"
+    name, size, iters, warm = point
+    test = KINDS[name].perftest
     env = ucx_env()
     server = pair.popen(0, [exe, "-p", str(port)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True)
@@ -352,7 +449,7 @@ def run_ucx_perftest(pair, exe, point, port, timeout, extra=()):
         except subprocess.TimeoutExpired:
             server.kill()
             server.communicate()
-    if kind == "lat":
+    if KINDS[name].measure == "lat":
         return {"mean_us": overall, "median_us": median}
     return {"mbs": size / overall}  # bytes per microsecond = MB/s (10^6 bytes)
 
@@ -420,11 +517,11 @@ class ShmemPEs:
         return results
 
     def run(self, point):
-        kind, size, iters, warm = point
-        if kind == "lat":
-            (r,) = self.command(f"lat {iters} {warm}")
+        name, size, iters, warm = point
+        kind = KINDS[name]
+        (r,) = self.command(f"{kind.measure} {kind.op} {kind.mode} {size} {iters} {warm}")
+        if kind.measure == "lat":
             return {"mean_us": float(r[3]) * 1e6, "median_us": float(r[4]) * 1e6}
-        (r,) = self.command(f"bw {size} {iters} {warm}")
         return {"mbs": size * int(r[2]) / float(r[3]) / 1e6}
 
     def close(self):
@@ -447,24 +544,26 @@ class ShmemPEs:
 # ---------------------------------------------------------------------------
 
 
-# ucx_perftest's own window (-O) of outstanding puts.  With its default, a bandwidth run
-# posts every put at once, and over TCP between two namespaces of a small machine that
-# collapses from 1 MiB up (28 MB/s at 8 MiB, against about 1 GB/s with -O 1, measured on
-# a 2-core VM: the receiver's socket buffer overflows and TCP waits out retransmission
-# timers).  So each bandwidth point runs ucx_perftest both ways and keeps the better, a
-# baseline at its best (a window that lost by more than 2x in the first round is not run
-# again: the collapsed runs take seconds each); latency is a ping-pong and has no window.
-UCX_BW_CONFIGS = (("default", []), ("-O 1", ["-O", "1"]))
-
-
-def _better(kind, a, b):
+def _better(name, a, b):
     """The better of two measurements of one point (a may be None): for latency each
     statistic's lowest, for bandwidth the higher (with its configuration)."""
     if a is None:
         return dict(b)
-    if kind == "lat":
+    if KINDS[name].measure == "lat":
         return {k: min(a[k], b[k]) if isinstance(a.get(k), float) else a[k] for k in a}
     return dict(b) if b["mbs"] > a["mbs"] else a
+
+
+def _windows(name, size, rnd, rounds):
+    """The ucx_perftest windows of point (name, size) in round rnd (0-based): every one of
+    its kind in the first round, then those within 2x of the first round's best."""
+    windows = KINDS[name].windows
+    if rnd == 0 or len(windows) == 1:
+        return windows
+    won = {m["config"]: m["mbs"] for m in rounds if m["tool"] == "ucx_perftest"
+           and m["round"] == 1 and m["kind"] == name and m["size"] == size}
+    top = max(won.values())
+    return [w for w in windows if won.get(w[0], 0) * 2 >= top]
 
 
 def pinning(enabled=True):
@@ -508,30 +607,23 @@ def run(plan, ucx_perftest, timeout, progress=None, pin=True):
                 for rnd in range(plan["rounds"]):
                     this = []
                     for point in plan["points"]:
-                        kind, size = point[0], point[1]
-                        key = (kind, size)
-                        configs = UCX_BW_CONFIGS if kind == "bw" else (("default", []),)
-                        if rnd > 0 and kind == "bw":
-                            # A window that lost by more than 2x in round 1 is not run again.
-                            won = {m["config"]: m["mbs"] for m in rounds if m["tool"] == "ucx_perftest"
-                                   and m["round"] == 1 and m["kind"] == kind and m["size"] == size}
-                            top = max(won.values())
-                            kept = [c for c in configs if won.get(c[0], 0) * 2 >= top]
-                            if progress and len(kept) < len(configs):
-                                progress.set_total(progress.total - (len(configs) - len(kept)))
-                            configs = kept
-                        for name, extra in configs:
+                        name, size = point[0], point[1]
+                        key = (name, size)
+                        windows = _windows(name, size, rnd, rounds)
+                        if progress and len(windows) < len(KINDS[name].windows):
+                            progress.set_total(progress.total - (len(KINDS[name].windows) - len(windows)))
+                        for window, extra in windows:
                             port += 1
                             if progress:
-                                progress.advance(f"round {rnd + 1}: ucx_perftest {kind} {size} ({name})")
-                            u = dict(run_ucx_perftest(pair, ucx_perftest, point, port, timeout, extra), config=name)
-                            this.append(dict(u, tool="ucx_perftest", kind=kind, size=size, round=rnd + 1))
-                            best["ucx"][key] = _better(kind, best["ucx"].get(key), u)
+                                progress.advance(f"round {rnd + 1}: ucx_perftest {name} {size} ({window})")
+                            u = dict(run_ucx_perftest(pair, ucx_perftest, point, port, timeout, extra), config=window)
+                            this.append(dict(u, tool="ucx_perftest", kind=name, size=size, round=rnd + 1))
+                            best["ucx"][key] = _better(name, best["ucx"].get(key), u)
                         if progress:
-                            progress.advance(f"round {rnd + 1}: libaclshmem {kind} {size}")
+                            progress.advance(f"round {rnd + 1}: libaclshmem {name} {size}")
                         s = pes.run(point)
-                        this.append(dict(s, tool="libaclshmem", kind=kind, size=size, round=rnd + 1))
-                        best["shmem"][key] = _better(kind, best["shmem"].get(key), s)
+                        this.append(dict(s, tool="libaclshmem", kind=name, size=size, round=rnd + 1))
+                        best["shmem"][key] = _better(name, best["shmem"].get(key), s)
                     rounds.extend(this)
             finally:
                 pes.close()
@@ -544,26 +636,39 @@ def run(plan, ucx_perftest, timeout, progress=None, pin=True):
 
 def steps(plan):
     """Progress steps of run(): at most, as later rounds may drop a losing window."""
-    per_round = sum(1 + (len(UCX_BW_CONFIGS) if p[0] == "bw" else 1) for p in plan["points"])
+    per_round = sum(1 + len(KINDS[p[0]].windows) for p in plan["points"])
     return per_round * plan["rounds"]
+
+
+def _windows_text(kind):
+    names = [w[0] for w in kind.windows]
+    if names == ["default"]:
+        return ""
+    return f" ({names[0]})" if len(names) == 1 else f" (best of {' and '.join(names)})"
+
+
+def baseline_text():
+    """What each kind is compared with, for the table's head: "put latency: -t ucp_put_lat; ..."."""
+    return "; ".join(f"{k.label}: -t {k.perftest}{_windows_text(k)}" for k in KINDS.values())
 
 
 def ratio_rows(plan, result):
     """[(label, size, unit, ours, ucx, ratio ours/ucx, goal text, met, ucx_perftest's window)]."""
     rows = []
     best = result["best"]
-    for kind, size, _iters, _warm in plan["points"]:
-        s, u = best["shmem"].get((kind, size)), best["ucx"].get((kind, size))
-        if kind == "lat":
-            for stat, label in (("mean_us", "put latency (mean)"), ("median_us", "put latency (median)")):
+    for name, size, _iters, _warm in plan["points"]:
+        kind = KINDS[name]
+        s, u = best["shmem"].get((name, size)), best["ucx"].get((name, size))
+        if kind.measure == "lat":
+            for stat, what in (("mean_us", "mean"), ("median_us", "median")):
                 ours, theirs = (s or {}).get(stat), (u or {}).get(stat)
                 ratio = ours / theirs if ours and theirs else None
-                rows.append((label, size, "us", ours, theirs, ratio, f"<= {GOAL_LAT:.1f}x",
+                rows.append((f"{kind.label} ({what})", size, "us", ours, theirs, ratio, f"<= {GOAL_LAT:.1f}x",
                              None if ratio is None else ratio <= GOAL_LAT, None))
         else:
             ours, theirs = (s or {}).get("mbs"), (u or {}).get("mbs")
             ratio = ours / theirs if ours and theirs else None
             goal = size >= (64 << 10)
-            rows.append(("put bandwidth", size, "MB/s", ours, theirs, ratio, f">= {GOAL_BW:.1f}x" if goal else "-",
+            rows.append((kind.label, size, "MB/s", ours, theirs, ratio, f">= {GOAL_BW:.1f}x" if goal else "-",
                          None if ratio is None or not goal else ratio >= GOAL_BW, (u or {}).get("config")))
     return rows

@@ -58,9 +58,11 @@ goals; see ``shmem_tools._scale``.
 
 ``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
 pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
-hosts do) and measures 8-byte put latency (ping-pong) and put bandwidth (64 KiB to 8 MiB
-by default) with libaclshmem and with ``ucx_perftest`` in turn, and prints the ratio
-ours / ucx_perftest against the goals (bandwidth >= 0.8x, latency <= 1.5x).
+hosts do) and measures 8-byte put latency (ping-pong) and get latency (one blocking get),
+put bandwidth (putmem_nbi) and get bandwidth (blocking getmem and getmem_nbi), 64 KiB to
+8 MiB by default, with libaclshmem and with ``ucx_perftest`` (ucp_put_lat, ucp_put_bw,
+ucp_get) in turn, and prints the ratio ours / ucx_perftest against the goals (bandwidth
+>= 0.8x, latency <= 1.5x).
 """
 
 import argparse
@@ -470,7 +472,8 @@ def _parser():
     n.add_argument("--nodes", type=int, default=None, metavar="2",
                    help="measure between two nodes instead: one PE in each of two network namespaces "
                         "joined by a veth pair (needs root and iproute2), UCX over TCP, against ucx_perftest "
-                        "in the same run: 8-byte put latency and put bandwidth, ratio ours / ucx_perftest")
+                        "in the same run: 8-byte put and get latency, put and get (blocking and nbi) bandwidth, "
+                        "ratio ours / ucx_perftest")
     n.add_argument("--rounds", type=int, default=None,
                    help="with --nodes or --scale: rounds of the two tools taking turns; --nodes keeps each one's "
                         "best, --scale and --dist --nodes 2 the median (default 3, 5 with --dist; 1 with --quick)")
@@ -666,7 +669,7 @@ def nodes_table(plan, result):
 
     t = Table("internode", "across nodes: libaclshmem (one PE per node) and ucx_perftest, same UCX, same link; "
                            "ratio = ours / ucx_perftest",
-              f"ucx_perftest -t ucp_put_lat -s 8 / -t ucp_put_bw -s SIZE (best of its default window and -O 1); "
+              f"ucx_perftest at the same size, {_internode.baseline_text()}; "
               f"goals: bandwidth >= {_internode.GOAL_BW:.1f}x from 64 KiB, 8-byte latency <= "
               f"{_internode.GOAL_LAT:.1f}x",
               ["test", "size", "libaclshmem", "ucx_perftest", "ours/ucx", "goal", "met", "ucx window"])
@@ -689,7 +692,7 @@ def main_nodes(ns, parser):
                                       ("--max-latency-size", ns.max_latency_size),
                                       ("--time-per-point", ns.time_per_point)) if value is not None]
     if given:
-        parser.error(f"--nodes 2 measures 8-byte put latency and put bandwidth, one PE per node: "
+        parser.error(f"--nodes 2 measures 8-byte put and get latency and put and get bandwidth, one PE per node: "
                      f"{', '.join(given)} do{'es' if len(given) == 1 else ''} not apply")
     min_size = (64 << 10) if ns.min_size is None else ns.min_size
     max_size = (8 << 20) if ns.max_size is None else ns.max_size
