@@ -25,6 +25,7 @@
 
 #include "base/error.h"
 #include "coll/run.h"
+#include "core/wait.h"
 #include "mem/heap.h"
 
 /* The end barrier, after this PE's part (rc) is done or failed. */
@@ -57,15 +58,79 @@ static int copy_neighbours_shares(const shmemi_coll_run_t *r, size_t off, size_t
     return ACLSHMEM_SUCCESS;
 }
 
+/* ---- broadcast ------------------------------------------------------------------------ */
+
+/* A broadcast_local root with more than a piece copies its source into its work a piece at a
+ * time after the exchange, and tells every other member after each (one more in its
+ * ctrl->coll_ready), so that they read piece k while it copies k + 1: of the copy, only the
+ * first piece stays in the way.  1 MiB: the members' reads of a piece across nodes take longer
+ * than its copy, and the root sends (team size - 1) notifications a piece. */
+#define PIECE_BYTES ((size_t)1 << 20)
+
+static int piecewise(const shmemi_coll_run_t *r, size_t len)
+{
+    return r->all[r->c->root].kind == SHMEMI_COLL_BROADCAST_LOCAL && len > PIECE_BYTES;
+}
+
+static uint64_t pieces_in(size_t len)
+{
+    return (len + PIECE_BYTES - 1) / PIECE_BYTES;
+}
+
+static size_t ready_offset(const shmemi_coll_run_t *r)
+{
+    return offsetof(shmemi_ctrl_t, coll_ready) + (size_t)r->t->index * sizeof(uint64_t);
+}
+
+/* The root of a piecewise broadcast: every piece into work, each member told after each. */
+static int root_copies_pieces(const shmemi_coll_run_t *r, size_t len)
+{
+    const uint8_t *src = r->c->src;
+    uint8_t *work = r->c->work;
+    int rc = ACLSHMEM_SUCCESS;
+    for (size_t off = 0; off < len; off += PIECE_BYTES) {
+        memcpy(work + off, src + off, len - off < PIECE_BYTES ? len - off : PIECE_BYTES);
+        for (int j = 0; j < r->t->size; j++) {
+            int notify_rc = j == r->me ? ACLSHMEM_SUCCESS : shmemi_coll_notify(r, j, ready_offset(r));
+            rc = rc != ACLSHMEM_SUCCESS ? rc : notify_rc; /* the others are told all the same */
+        }
+    }
+    return rc;
+}
+
+/* Bytes [off, off + len) of the root's source (its work in a broadcast_local) into to; in a
+ * piecewise broadcast each piece once the root said it is there, the gets of the pieces across
+ * nodes in flight together. */
+static int pull_from_root(const shmemi_coll_run_t *r, size_t off, uint8_t *to, size_t len)
+{
+    int root = r->c->root;
+    if (!piecewise(r, r->c->nelems * r->esize))
+        return shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, off, to, len);
+    _Atomic uint64_t *ready = &shmemi_ctrl_of(r->inst, r->inst->my_pe)->coll_ready[r->t->index];
+    uint64_t before = r->inst->coll->ready_epoch[r->t->index];
+    shmemi_gets_t gets = {0};
+    int rc = ACLSHMEM_SUCCESS;
+    for (size_t at = off, next; rc == ACLSHMEM_SUCCESS && at < off + len; at = next) {
+        next = (at / PIECE_BYTES + 1) * PIECE_BYTES;
+        next = next < off + len ? next : off + len;
+        rc = shmemi_coll_wait_count(r, ready, before + pieces_in(next));
+        if (rc == ACLSHMEM_SUCCESS)
+            rc = shmemi_coll_pull_start(r, root, SHMEMI_COLL_SRC, at, to + (at - off), next - at, &gets);
+    }
+    int wait_rc = shmemi_coll_pulls_wait(r, &gets);
+    return rc != ACLSHMEM_SUCCESS ? rc : wait_rc;
+}
+
 /* The broadcast's whole len bytes into this PE's dest: the root's own from its source (local
- * or not), the others' from the root (its work in a broadcast_local). */
+ * or not), the others' from the root. */
 static int broadcast_from_root(const shmemi_coll_run_t *r, size_t len)
 {
     if (r->me != r->c->root)
-        return shmemi_coll_pull(r, r->c->root, SHMEMI_COLL_SRC, 0, r->c->dst, len);
+        return pull_from_root(r, 0, r->c->dst, len);
+    int rc = piecewise(r, len) ? root_copies_pieces(r, len) : ACLSHMEM_SUCCESS;
     if (r->c->dst != r->c->src)
         memcpy(r->c->dst, r->c->src, len);
-    return ACLSHMEM_SUCCESS;
+    return rc;
 }
 
 /* broadcast, node by node: the root's node reads the root; every other node fetches its
@@ -79,7 +144,7 @@ static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
     uint8_t *dst = r->c->dst, *landing = r->c->kind == SHMEMI_COLL_BROADCAST_LOCAL ? r->c->work : dst;
     size_t first, last;
     share(r, len, &first, &last);
-    int rc = shmemi_coll_pull(r, root, SHMEMI_COLL_SRC, first, landing + first, last - first);
+    int rc = pull_from_root(r, first, landing + first, last - first);
     int sync_rc = shmemi_coll_node_sync(r);
     if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS)
         rc = copy_neighbours_shares(r, 0, len);
@@ -90,8 +155,10 @@ static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
 
 void shmemi_coll_broadcast_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
-    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size))
-        memcpy(c->work, c->src, c->nelems * shmemi_dtype_size(c->dtype));
+    size_t len = c->nelems * shmemi_dtype_size(c->dtype);
+    /* a piecewise root copies after the exchange (the same test as piecewise's) */
+    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size) && len <= PIECE_BYTES)
+        memcpy(c->work, c->src, len);
 }
 
 int shmemi_coll_broadcast(const shmemi_coll_run_t *r)
@@ -99,9 +166,11 @@ int shmemi_coll_broadcast(const shmemi_coll_run_t *r)
     size_t len = r->c->nelems * r->esize;
     if (len == 0)
         return ACLSHMEM_SUCCESS;
-    if (shmemi_coll_hierarchical(r, len))
-        return broadcast_by_node(r, len);
-    return finish(r, broadcast_from_root(r, len));
+    int rc = shmemi_coll_hierarchical(r, len) ? broadcast_by_node(r, len) : finish(r, broadcast_from_root(r, len));
+    /* Every member but the root was told of every piece, whatever happened here. */
+    if (piecewise(r, len) && r->me != r->c->root)
+        r->inst->coll->ready_epoch[r->t->index] += pieces_in(len);
+    return rc;
 }
 
 /* The bytes of dest the members' blocks fill: the same on every PE (every PE has every

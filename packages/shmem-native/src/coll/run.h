@@ -40,6 +40,8 @@ struct shmemi_coll_state {
     /* Notifications this PE consumed per team id (ctrl->coll_signal); like the barrier's
      * epochs it outlives the teams, because a peer may notify before this PE made the team. */
     uint64_t signal_epoch[ACLSHMEM_MAX_TEAMS];
+    /* The same for the pieces of broadcasts made ready by their roots (ctrl->coll_ready). */
+    uint64_t ready_epoch[ACLSHMEM_MAX_TEAMS];
 };
 
 /* The buffers of a member that a collective reads or writes. */
@@ -88,6 +90,10 @@ static inline int shmemi_coll_group_size(const shmemi_coll_topo_t *topo, int g)
 /* A barrier of this PE's group only (the members on this node): each adds one to the
  * others' notification counter of the team in the control segment and waits for theirs. */
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r);
+/* Adds one to member idx's counter at ctrl_offset in its control segment (waking it). */
+int shmemi_coll_notify(const shmemi_coll_run_t *r, int idx, size_t ctrl_offset);
+/* Waits until this PE's counter reaches target (a PE that died ends the wait with an error). */
+int shmemi_coll_wait_count(const shmemi_coll_run_t *r, _Atomic uint64_t *counter, uint64_t target);
 /* [*first, *last) of part l of len units cut into parts parts, at multiples of unit. */
 void shmemi_coll_part(size_t len, int parts, int l, size_t unit, size_t *first, size_t *last);
 

@@ -73,6 +73,20 @@ static int all_arrived(void *ctx)
     return atomic_load(a->counter) >= a->epoch;
 }
 
+int shmemi_coll_notify(const shmemi_coll_run_t *r, int idx, size_t ctrl_offset)
+{
+    /* untracked: the next quiet need not wait for it (the waiter's progress is its completion) */
+    shmemi_amo_t add = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1, .untracked = 1};
+    int pe = shmemi_team_world_pe(r->t, idx);
+    return r->inst->transport[pe]->amo(r->inst, NULL, pe, SHMEMI_SEG_CTRL, ctrl_offset, &add, NULL); /* wakes it */
+}
+
+int shmemi_coll_wait_count(const shmemi_coll_run_t *r, _Atomic uint64_t *counter, uint64_t target)
+{
+    arrivals_t a = {counter, target};
+    return shmemi_wait(r->inst, all_arrived, &a);
+}
+
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
 {
     const shmemi_coll_topo_t *topo = r->topo;
@@ -81,16 +95,13 @@ int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     shmemi_instance_t *inst = r->inst;
     size_t offset = offsetof(shmemi_ctrl_t, coll_signal) + (size_t)index * sizeof(uint64_t);
-    shmemi_amo_t arrive = {.op = SHMEMI_AMO_ADD, .kind = SHMEMI_AMO_INT, .width = 8, .value = 1};
     for (int l = 0; l < q; l++) {
         int j = shmemi_coll_group_member(topo, g, l);
-        if (j == r->me)
-            continue;
-        int pe = shmemi_team_world_pe(r->t, j);
-        SHMEMI_TRY(inst->transport[pe]->amo(inst, NULL, pe, SHMEMI_SEG_CTRL, offset, &arrive, NULL)); /* wakes it */
+        if (j != r->me)
+            SHMEMI_TRY(shmemi_coll_notify(r, j, offset));
     }
     /* The count only grows: this PE's share of it, over every node sync of the team id. */
     inst->coll->signal_epoch[index] += (uint64_t)(q - 1);
-    arrivals_t a = {&shmemi_ctrl_of(inst, inst->my_pe)->coll_signal[index], inst->coll->signal_epoch[index]};
-    return shmemi_wait(inst, all_arrived, &a);
+    return shmemi_coll_wait_count(r, &shmemi_ctrl_of(inst, inst->my_pe)->coll_signal[index],
+                                  inst->coll->signal_epoch[index]);
 }

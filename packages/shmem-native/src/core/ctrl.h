@@ -44,6 +44,9 @@ typedef struct {
     /* Notifications between the PEs of one node inside a collective, per team; monotonic,
      * as the barrier counters (coll/exchange.c). */
     _Atomic uint64_t coll_signal[ACLSHMEM_MAX_TEAMS];
+    /* Pieces of a broadcast's data that its root made ready for reading, per team; monotonic
+     * (coll/move.c). */
+    _Atomic uint64_t coll_ready[ACLSHMEM_MAX_TEAMS];
 } shmemi_ctrl_t;
 
 #endif

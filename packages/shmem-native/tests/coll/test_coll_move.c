@@ -136,18 +136,26 @@ static void broadcast_local_case(aclshmem_team_t team, uint8_t *work, uint8_t *s
     aclshmem_barrier(team);
 }
 
+/* The sizes above, then around the root's 1 MiB pieces (which it copies in one by one while
+ * the others read: one piece, one byte more, several and a part). */
+static const size_t local_sizes[] = {0, 1, 7, 64, 128, 129, 4095, 4097, 8191, 8193, 3 * 8192 + 5, 200001,
+                                     1 << 20, (1 << 20) + 1, (3 << 20) + 5};
+#define N_LOCAL_SIZES (sizeof local_sizes / sizeof local_sizes[0])
+#define MAX_LOCAL_SIZE ((3 << 20) + 5)
+
 static void broadcasts_local(aclshmem_team_t team, uint8_t *work, uint8_t *src, uint8_t *dst)
 {
     int n = aclshmem_team_n_pes(team), me = aclshmem_team_my_pe(team);
-    for (size_t s = 0; s < N_SIZES; s++)
+    for (size_t s = 0; s < N_LOCAL_SIZES; s++)
         for (int root = 0; root < n; root++)
-            broadcast_local_case(team, work, src, dst, sizes[s], root, (int)((s + (size_t)root) % 2),
+            broadcast_local_case(team, work, src, dst, local_sizes[s], root, (int)((s + (size_t)root) % 2),
                                  s % 3 == 2 && me % 2 == 1);
 }
 
 static int t_broadcast_local(int me, int n)
 {
-    uint8_t *work = aclshmem_malloc(MAX_SIZE + 16), *src = malloc(MAX_SIZE + 16), *dst = malloc(MAX_SIZE + 16);
+    size_t cap = MAX_LOCAL_SIZE + 16;
+    uint8_t *work = aclshmem_malloc(cap), *src = malloc(cap), *dst = malloc(cap);
     ASSERT(work && src && dst);
     broadcasts_local(ACLSHMEM_TEAM_WORLD, work, src, dst);
     if (n >= 3) { /* the odd world PEs, or PEs 0 and 2 */
