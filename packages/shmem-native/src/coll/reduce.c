@@ -39,9 +39,18 @@
  * dest; a last barrier frees every work for reuse.  Per PE that moves (n - 1) / n of the
  * data in, the data once through the reduction and (n - 1) / n out, where copying it all
  * into a symmetric buffer, reducing there and copying it all out moves it about three
- * times.  Up to LOCAL_IN_WORK_BYTES, and across nodes: the whole source is copied into work
- * before the exchange, the reduce above runs in place there (node by node where it
- * applies), and work goes to dest (one barrier fewer, which small data cares about more).
+ * times.  Up to LOCAL_IN_WORK_BYTES: the whole source is copied into work before the
+ * exchange, the reduce above runs in place there, and work goes to dest (one barrier fewer,
+ * which small data cares about more).
+ * reduce_local across nodes, node by node where it applies: after the exchange each PE copies
+ * into its work the parts its node's other members reduce, the node meets, member l reduces
+ * part l over its node (its own input read from its source) into part l of its work, the
+ * team meets, member l reduces part l over the nodes' partials, the team meets, member l
+ * stores part l's result in its dest and its work, the node meets, each copies the other
+ * parts' results from its neighbours' work into its dest, and the node meets once more (its
+ * work is free).  Half the copying of the whole source into work and of the whole result
+ * out of it on two PEs a node.  Where node by node does not apply, the source goes into work
+ * after the exchange, the team meets, and on as in work.
  * A team may mix the two calls (the exchange counts them as one): when any member reduces
  * local memory, all go reduce_local's way, and a member without work is read and written
  * through its symmetric source and dest instead. */
@@ -281,10 +290,11 @@ static int reduce_chunks(const shmemi_coll_run_t *r, pieces_t *p, size_t n, int 
 
 /* Node by node applies: several nodes, as many members on each, and an arithmetic in the
  * type itself (half and bfloat16 accumulate in float and must round once). */
-static int by_node_applies(const shmemi_coll_run_t *r, const pieces_t *p, size_t n)
+static int by_node_applies(const shmemi_coll_run_t *r, size_t n)
 {
     const shmemi_coll_topo_t *topo = r->topo;
-    if (!p->red || p->red->acc_size != r->esize || !shmemi_coll_hierarchical(r, n * r->esize))
+    const shmemi_reducer_t *red = shmemi_reducer(r->c->dtype, r->c->op);
+    if (!red || red->acc_size != r->esize || !shmemi_coll_hierarchical(r, n * r->esize))
         return 0;
     for (int g = 1; g < topo->nodes; g++)
         if (shmemi_coll_group_size(topo, g) != shmemi_coll_group_size(topo, 0))
@@ -332,7 +342,7 @@ static int reduce_symmetric(const shmemi_coll_run_t *r)
     size_t n = r->c->nelems;
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
-    if (by_node_applies(r, &p, n))
+    if (by_node_applies(r, n))
         rc = reduce_by_node(r, &p, n, rc);
     else if (rc == ACLSHMEM_SUCCESS && (n * r->esize <= SMALL_REDUCE_BYTES || n < (size_t)r->t->size))
         rc = reduce_small(r, &p, n);
@@ -359,24 +369,34 @@ int shmemi_coll_reducescatter(const shmemi_coll_run_t *r)
 
 /* ---- reduce_local ---------------------------------------------------------------------- */
 
-typedef enum { LOCAL_SMALL, LOCAL_IN_WORK, LOCAL_CHUNKS } local_way_t;
+typedef enum { LOCAL_SMALL, LOCAL_IN_WORK, LOCAL_CHUNKS, LOCAL_ACROSS_NODES } local_way_t;
 
 /* How a reduce_local of c goes, the same answer on every member of a matching call: in the
- * records (small), in place in work between copies (small enough, or across nodes), or by
- * chunks on one node. */
+ * records (small), in place in work between copies (small enough), by chunks on one node, or
+ * across nodes (node by node where that applies, decided after the exchange). */
 static local_way_t local_way(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
     if (shmemi_coll_small(c, t->size))
         return LOCAL_SMALL;
-    if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size ||
-        !t->on_one_node)
+    if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size)
         return LOCAL_IN_WORK;
-    return LOCAL_CHUNKS;
+    return t->on_one_node ? LOCAL_CHUNKS : LOCAL_ACROSS_NODES;
+}
+
+/* Copies into work the parts of src (n elements in parts parts) other than part mine. */
+static void copy_other_parts(uint8_t *work, const uint8_t *src, size_t n, size_t es, int parts, int mine)
+{
+    size_t first, last;
+    for (int k = 0; k < parts; k++) {
+        shmemi_coll_part(n, parts, k, chunk_unit_of(es), &first, &last);
+        if (k != mine && last > first)
+            memcpy(work + first * es, src + first * es, (last - first) * es);
+    }
 }
 
 void shmemi_coll_reduce_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
-    size_t es = shmemi_dtype_size(c->dtype), first, last;
+    size_t es = shmemi_dtype_size(c->dtype);
     const uint8_t *src = c->src;
     uint8_t *work = c->work;
     switch (local_way(t, c)) {
@@ -384,13 +404,9 @@ void shmemi_coll_reduce_local_stage(const shmemi_team_t *t, const shmemi_coll_t 
         memcpy(work, src, c->nelems * es);
         break;
     case LOCAL_CHUNKS: /* the chunks the others reduce */
-        for (int k = 0; k < t->size; k++) {
-            shmemi_coll_part(c->nelems, t->size, k, chunk_unit_of(es), &first, &last);
-            if (k != t->my_idx && last > first)
-                memcpy(work + first * es, src + first * es, (last - first) * es);
-        }
+        copy_other_parts(work, src, c->nelems, es, t->size, t->my_idx);
         break;
-    default:
+    default: /* small: in the records; across nodes: after the exchange */
         break;
     }
 }
@@ -434,6 +450,68 @@ static int reduce_local_in_work(const shmemi_coll_run_t *r, size_t n)
     return rc;
 }
 
+/* reduce_local node by node (see the top of the file), after pieces_init (rc: its result).
+ * mine: where this PE's node partial and result of its part are read by the others (its
+ * work; a member without work, its dest). */
+static int reduce_local_by_node(const shmemi_coll_run_t *r, pieces_t *p, size_t n, int rc)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int g = topo->group[r->me], l = topo->local[r->me], q = shmemi_coll_group_size(topo, g);
+    size_t es = r->esize, first, last;
+    uint8_t *dst = r->c->dst, *work = r->c->work, *mine = work ? work : dst;
+    if (work)
+        copy_other_parts(work, r->c->src, n, es, q, l);
+    shmemi_coll_part(n, q, l, chunk_unit(r), &first, &last);
+    uint8_t *part = malloc((last - first) * es + 1);
+    int *peers = malloc(sizeof(int) * (size_t)topo->nodes); /* member l of every node */
+    if (rc == ACLSHMEM_SUCCESS && (!part || !peers))
+        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
+    for (int h = 0; peers && h < topo->nodes; h++)
+        peers[h] = shmemi_coll_group_member(topo, h, l);
+    inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0, work ? r->c->src : NULL};
+    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
+    int results[6] = {rc};
+    results[1] = shmemi_coll_node_sync(r); /* the neighbours' parts are in their work */
+    if (results[0] == ACLSHMEM_SUCCESS && results[1] == ACLSHMEM_SUCCESS) /* the node's partial of part l */
+        results[0] = reduce_range(r, p, &node, first, last, mine + first * es, NULL, 0);
+    results[2] = shmemi_coll_sync(r);
+    int ok = results[0] == ACLSHMEM_SUCCESS && results[1] == ACLSHMEM_SUCCESS && results[2] == ACLSHMEM_SUCCESS;
+    if (ok) /* over the nodes' partials */
+        results[0] = reduce_range(r, p, &partials, first, last, part, NULL, 0);
+    results[3] = shmemi_coll_sync(r); /* nobody reads a partial any more */
+    ok = ok && results[0] == ACLSHMEM_SUCCESS && results[3] == ACLSHMEM_SUCCESS;
+    if (ok) {
+        memcpy(dst + first * es, part, (last - first) * es);
+        if (work)
+            memcpy(work + first * es, part, (last - first) * es);
+    }
+    results[4] = shmemi_coll_node_sync(r); /* every part's result is where the neighbours read it */
+    for (int k = 0; ok && results[4] == ACLSHMEM_SUCCESS && k < q; k++) {
+        shmemi_coll_part(n, q, k, chunk_unit(r), &first, &last);
+        if (k != l && results[0] == ACLSHMEM_SUCCESS)
+            results[0] = shmemi_coll_pull(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es,
+                                          dst + first * es, (last - first) * es);
+    }
+    results[5] = shmemi_coll_node_sync(r); /* nobody reads this PE's work any more */
+    free(part);
+    free(peers);
+    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
+        if (results[k] != ACLSHMEM_SUCCESS)
+            return results[k];
+    return ACLSHMEM_SUCCESS;
+}
+
+/* reduce_local across nodes where node by node does not apply: the source into work now
+ * (the team then meets, since the others read it), and on as reduce_local in work. */
+static int reduce_local_late_in_work(const shmemi_coll_run_t *r, size_t n)
+{
+    if (r->c->work)
+        memcpy(r->c->work, r->c->src, n * r->esize);
+    int sync_rc = shmemi_coll_sync(r);
+    int rc = reduce_local_in_work(r, n);
+    return sync_rc != ACLSHMEM_SUCCESS ? sync_rc : rc;
+}
+
 /* Whether some member reduces local memory (the whole team then takes reduce_local's way). */
 static int any_local(const shmemi_coll_run_t *r)
 {
@@ -450,11 +528,14 @@ int shmemi_coll_reduce(const shmemi_coll_run_t *r)
         return ACLSHMEM_SUCCESS;
     if (!any_local(r))
         return reduce_symmetric(r);
-    if (local_way(r->t, r->c) != LOCAL_CHUNKS)
+    local_way_t way = local_way(r->t, r->c);
+    if (way == LOCAL_SMALL || way == LOCAL_IN_WORK)
         return reduce_local_in_work(r, n);
+    if (way == LOCAL_ACROSS_NODES && !by_node_applies(r, n))
+        return reduce_local_late_in_work(r, n);
     pieces_t p = {0};
     int rc = pieces_init(r, &p);
-    rc = reduce_local_chunks(r, &p, n, rc);
+    rc = way == LOCAL_CHUNKS ? reduce_local_chunks(r, &p, n, rc) : reduce_local_by_node(r, &p, n, rc);
     pieces_fini(&p);
     return rc;
 }

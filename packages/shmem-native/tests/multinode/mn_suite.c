@@ -1130,15 +1130,22 @@ static void coll_reductions(aclshmem_team_t team, size_t count, int64_t *src, in
     /* Local memory through a symmetric work area (dst). */
     int64_t *mine = malloc((count + 1) * sizeof(int64_t)), *all = malloc((count + 1) * sizeof(int64_t));
     CHECK(mine && all, "out of memory");
-    for (size_t i = 0; mine && all && i < count; i++)
-        mine[i] = (int64_t)tme + (int64_t)i;
-    CHECK(aclshmemx_reduce_local(team, all, mine, dst, count, ACLSHMEMX_TYPE_int64, ACLSHMEMX_OP_SUM) == 0,
-          "reduce_local of %zu", count);
-    for (size_t i = 0; mine && all && i < count; i++)
-        if (all[i] != (int64_t)tn * (int64_t)i + tn * (tn - 1) / 2) {
-            CHECK(0, "reduce_local of %zu: element %zu is %lld", count, i, (long long)all[i]);
-            break;
-        }
+    /* ... then with the odd team PEs reducing symmetric memory in the same call (a team may mix) */
+    for (int mixed = 0; mixed < 2; mixed++) {
+        int symmetric = mixed && tme % 2 == 1;
+        int64_t *in = symmetric ? src : mine, *out = symmetric ? dst : all;
+        for (size_t i = 0; mine && all && i < count; i++)
+            in[i] = (int64_t)tme + (int64_t)i;
+        int rc = symmetric ? aclshmem_int64_sum_reduce(team, out, in, count)
+                           : aclshmemx_reduce_local(team, out, in, dst, count, ACLSHMEMX_TYPE_int64, ACLSHMEMX_OP_SUM);
+        CHECK(rc == 0, "reduce_local of %zu%s", count, mixed ? " (mixed)" : "");
+        for (size_t i = 0; mine && all && i < count; i++)
+            if (out[i] != (int64_t)tn * (int64_t)i + tn * (tn - 1) / 2) {
+                CHECK(0, "reduce_local of %zu%s: element %zu is %lld", count, mixed ? " (mixed)" : "", i,
+                      (long long)out[i]);
+                break;
+            }
+    }
     free(mine);
     free(all);
     aclshmem_barrier(team);
