@@ -16,8 +16,13 @@
 /* A wait polls this many times before it starts yielding the CPU ... */
 #define SPIN_POLLS 64
 /* ... yields until this much time went by (a round trip over TCP between two idle hosts
- * takes 20-40 us, and a yield returns at once when nobody else wants the CPU) ... */
+ * takes 20-40 us, and a yield returns at once when nobody else wants the CPU) when the
+ * machine runs more PEs than it has CPUs; when it does not, a yield takes nobody's CPU, and
+ * the wait yields for longer: a large get waits for each of its pieces in turn, and a waiter
+ * that slept between them was woken late enough, on a virtual machine, to halve a 2x1
+ * broadcast's speed (8 MiB between two namespaces: 5.3-6.3 ms against 2.9-3.0 ms) ... */
 #define YIELD_NS 50000L
+#define YIELD_NS_OWN_CPU 2000000L
 /* ... and then sleeps until the worker has an event, at most this long at a time: when the
  * CPUs are shared, a yielding waiter runs again only after the others' time slices, so
  * each round trip would cost one; a sleeper is woken by the kernel when the data comes.
@@ -94,6 +99,7 @@ int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
 {
     ucx_state_t *st = c->st;
     int is_main = c == &st->main; /* the progress thread parks while the main worker is polled */
+    long yield_ns = st->inst->oversubscribed ? YIELD_NS : YIELD_NS_OWN_CPU;
     struct timespec start;
     for (unsigned polls = 1;; polls++) {
         if (is_main)
@@ -113,7 +119,7 @@ int shmemi_ucx_poll_until(ucx_channel_t *c, shmemi_ucx_done_fn done, void *arg)
         }
         if (polls == SPIN_POLLS)
             clock_gettime(CLOCK_MONOTONIC, &start);
-        else if (polls > SPIN_POLLS && (events || elapsed_ns(&start) < YIELD_NS))
+        else if (polls > SPIN_POLLS && (events || elapsed_ns(&start) < yield_ns))
             sched_yield();
         else if (polls > SPIN_POLLS)
             sleep_on_worker(c, done, arg);
