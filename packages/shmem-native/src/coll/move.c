@@ -16,8 +16,8 @@
  * reads a neighbour's dest any more.
  *
  * broadcast_local (dest and source local memory, work symmetric): the root copies its source
- * into its work before the exchange, and the others read the root's work where they would read
- * its source; a PE that must give its neighbours a share fetches it into its work, where they
+ * into its work before the exchange (more than a piece: after it, a piece at a time, below),
+ * and the others read the root's work where they would read its source; a PE that must give its neighbours a share fetches it into its work, where they
  * read it, and copies it into its dest like theirs.  Every other byte goes straight into dest:
  * one copy fewer on every PE than a copy out of a symmetric staging area. */
 #include <stdlib.h>
