@@ -271,7 +271,9 @@ int shmemi_coll_gather(const shmemi_coll_run_t *r)
  * its source, needs no barrier for the others to finish with it (one meeting fewer for the
  * small blocks, where the meetings are the time).  A write through a mapping cannot fail once
  * the exchange agreed on every dest, so a PE's count never says "done" for data that is not
- * there. */
+ * there.  Up to ALLTOALL_PUSH_MAX bytes a block: above, reading is faster (256 KiB blocks on 4
+ * PEs: 142 us read against 152 us written, alternating runs), the meetings no longer matter. */
+#define ALLTOALL_PUSH_MAX (32 << 10)
 static int alltoall_push(const shmemi_coll_run_t *r, size_t len)
 {
     const uint8_t *src = r->c->src;
@@ -289,7 +291,7 @@ int shmemi_coll_alltoall(const shmemi_coll_run_t *r)
     size_t len = r->c->nelems * r->esize;
     if (len == 0)
         return ACLSHMEM_SUCCESS;
-    if (r->topo->nodes == 1)
+    if (r->topo->nodes == 1 && len <= ALLTOALL_PUSH_MAX)
         return alltoall_push(r, len);
     uint8_t *dst = r->c->dst;
     int n = r->t->size, rc = ACLSHMEM_SUCCESS;
