@@ -47,7 +47,8 @@ from ._netns import NetnsError, VethPair, unavailable
 from ._table import render
 
 SIZES = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 8 << 20]
-QUICK_SIZES = [64 << 10, 256 << 10]
+# 2 MiB: ordinary tensors then take the engine's node-by-node and piecewise ways across nodes
+QUICK_SIZES = [64 << 10, 256 << 10, 2 << 20]
 OPS = ("all_reduce", "all_reduce sym", "broadcast")
 BACKENDS = ("shmem", "gloo")
 TARGET = 1.0  # issue #25: gloo's time / shmem's time at least this
@@ -273,7 +274,7 @@ def parser():
     p.add_argument("--min-size", type=parse_size, default=64 << 10)
     p.add_argument("--max-size", type=parse_size, default=8 << 20)
     p.add_argument("--rounds", type=int, default=None, help="alternating rounds (default 5; 1 with --quick)")
-    p.add_argument("--quick", action="store_true", help="64K and 256K, one round, few calls (a smoke run)")
+    p.add_argument("--quick", action="store_true", help="64K, 256K and 2M, one round, few calls (a smoke run)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds each job may take (default 900)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON (- : instead of the table)")
     p.add_argument("--worker", metavar="OUT", help=argparse.SUPPRESS)
