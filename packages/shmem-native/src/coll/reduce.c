@@ -302,34 +302,61 @@ static int by_node_applies(const shmemi_coll_run_t *r, size_t n)
     return 1;
 }
 
+/* Member l of a node's share of a reduction node by node: its part [first, last) of the
+ * result, a private buffer for that part's result, and member l of every node (whose
+ * partials of the part it reduces). */
+typedef struct {
+    size_t first, last;
+    uint8_t *part;
+    int *peers;
+} node_part_t;
+
+/* Makes np for this PE; rc: its state so far, which an allocation that failed turns into an
+ * error (the PE still takes part). */
+static int node_part_init(const shmemi_coll_run_t *r, size_t n, node_part_t *np, int rc)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int g = topo->group[r->me], l = topo->local[r->me];
+    shmemi_coll_part(n, shmemi_coll_group_size(topo, g), l, chunk_unit(r), &np->first, &np->last);
+    np->part = malloc((np->last - np->first) * r->esize + 1);
+    np->peers = malloc(sizeof(int) * (size_t)topo->nodes);
+    if (rc == ACLSHMEM_SUCCESS && (!np->part || !np->peers))
+        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
+    for (int h = 0; np->peers && h < topo->nodes; h++)
+        np->peers[h] = shmemi_coll_group_member(topo, h, l);
+    return rc;
+}
+
+static void node_part_fini(node_part_t *np)
+{
+    free(np->part);
+    free(np->peers);
+}
+
 /* The node-by-node reduction, after pieces_init succeeded on this PE (rc: its result). */
 static int reduce_by_node(const shmemi_coll_run_t *r, pieces_t *p, size_t n, int rc)
 {
     const shmemi_coll_topo_t *topo = r->topo;
-    int g = topo->group[r->me], l = topo->local[r->me], q = shmemi_coll_group_size(topo, g);
-    size_t es = r->esize, first, last;
-    shmemi_coll_part(n, q, l, chunk_unit(r), &first, &last);
-    uint8_t *dst = r->c->dst, *part = malloc((last - first) * es + 1);
-    int *peers = malloc(sizeof(int) * (size_t)topo->nodes); /* member l of every node */
-    if (rc == ACLSHMEM_SUCCESS && (!part || !peers))
-        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
-    for (int h = 0; peers && h < topo->nodes; h++)
-        peers[h] = shmemi_coll_group_member(topo, h, l);
+    int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g);
+    size_t es = r->esize;
+    uint8_t *dst = r->c->dst;
+    node_part_t np;
+    rc = node_part_init(r, n, &np, rc);
+    size_t first = np.first, last = np.last;
     inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0, NULL};
-    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
+    inputs_t partials = {np.peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
     if (rc == ACLSHMEM_SUCCESS) /* the node's partial result of part l, in dest */
         rc = reduce_range(r, p, &node, first, last, dst + first * es, NULL, 0);
     int sync_rc = shmemi_coll_sync(r);
     if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) /* over the nodes' partials */
-        rc = reduce_range(r, p, &partials, first, last, part, NULL, 0);
+        rc = reduce_range(r, p, &partials, first, last, np.part, NULL, 0);
     int sync2_rc = shmemi_coll_sync(r); /* nobody reads a partial any more */
     for (int k = 0; rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && sync2_rc == ACLSHMEM_SUCCESS && k < q;
          k++)
-        rc = shmemi_coll_push(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es, part,
+        rc = shmemi_coll_push(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es, np.part,
                               (last - first) * es);
     int node_rc = shmemi_coll_node_sync(r);
-    free(part);
-    free(peers);
+    node_part_fini(&np);
     int results[] = {rc, sync_rc, sync2_rc, node_rc};
     for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
         if (results[k] != ACLSHMEM_SUCCESS)
@@ -450,6 +477,12 @@ static int reduce_local_in_work(const shmemi_coll_run_t *r, size_t n)
     return rc;
 }
 
+/* a, unless it is a success: then b. */
+static int first_failure(int a, int b)
+{
+    return a != ACLSHMEM_SUCCESS ? a : b;
+}
+
 /* reduce_local node by node (see the top of the file), after pieces_init (rc: its result).
  * mine: where this PE's node partial and result of its part are read by the others (its
  * work; a member without work, its dest). */
@@ -457,48 +490,40 @@ static int reduce_local_by_node(const shmemi_coll_run_t *r, pieces_t *p, size_t 
 {
     const shmemi_coll_topo_t *topo = r->topo;
     int g = topo->group[r->me], l = topo->local[r->me], q = shmemi_coll_group_size(topo, g);
-    size_t es = r->esize, first, last;
+    size_t es = r->esize;
     uint8_t *dst = r->c->dst, *work = r->c->work, *mine = work ? work : dst;
     if (work)
         copy_other_parts(work, r->c->src, n, es, q, l);
-    shmemi_coll_part(n, q, l, chunk_unit(r), &first, &last);
-    uint8_t *part = malloc((last - first) * es + 1);
-    int *peers = malloc(sizeof(int) * (size_t)topo->nodes); /* member l of every node */
-    if (rc == ACLSHMEM_SUCCESS && (!part || !peers))
-        rc = shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory", r->api);
-    for (int h = 0; peers && h < topo->nodes; h++)
-        peers[h] = shmemi_coll_group_member(topo, h, l);
+    node_part_t np;
+    rc = node_part_init(r, n, &np, rc);
+    size_t first = np.first, last = np.last;
     inputs_t node = {topo->member + topo->start[g], q, SHMEMI_COLL_SRC, 0, work ? r->c->src : NULL};
-    inputs_t partials = {peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
-    int results[6] = {rc};
-    results[1] = shmemi_coll_node_sync(r); /* the neighbours' parts are in their work */
-    if (results[0] == ACLSHMEM_SUCCESS && results[1] == ACLSHMEM_SUCCESS) /* the node's partial of part l */
-        results[0] = reduce_range(r, p, &node, first, last, mine + first * es, NULL, 0);
-    results[2] = shmemi_coll_sync(r);
-    int ok = results[0] == ACLSHMEM_SUCCESS && results[1] == ACLSHMEM_SUCCESS && results[2] == ACLSHMEM_SUCCESS;
-    if (ok) /* over the nodes' partials */
-        results[0] = reduce_range(r, p, &partials, first, last, part, NULL, 0);
-    results[3] = shmemi_coll_sync(r); /* nobody reads a partial any more */
-    ok = ok && results[0] == ACLSHMEM_SUCCESS && results[3] == ACLSHMEM_SUCCESS;
-    if (ok) {
-        memcpy(dst + first * es, part, (last - first) * es);
+    inputs_t partials = {np.peers, topo->nodes, SHMEMI_COLL_DST, 0, NULL};
+    /* rc: this PE's own work, sync_rc: the first meeting that failed (every meeting is still
+     * kept, so that the others are not left waiting); each step runs while both hold. */
+    int sync_rc = shmemi_coll_node_sync(r); /* the neighbours' parts are in their work */
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) /* the node's partial of part l */
+        rc = reduce_range(r, p, &node, first, last, mine + first * es, NULL, 0);
+    sync_rc = first_failure(sync_rc, shmemi_coll_sync(r));
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) /* over the nodes' partials */
+        rc = reduce_range(r, p, &partials, first, last, np.part, NULL, 0);
+    sync_rc = first_failure(sync_rc, shmemi_coll_sync(r)); /* nobody reads a partial any more */
+    if (rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS) {
+        memcpy(dst + first * es, np.part, (last - first) * es);
         if (work)
-            memcpy(work + first * es, part, (last - first) * es);
+            memcpy(work + first * es, np.part, (last - first) * es);
     }
-    results[4] = shmemi_coll_node_sync(r); /* every part's result is where the neighbours read it */
-    for (int k = 0; ok && results[4] == ACLSHMEM_SUCCESS && k < q; k++) {
+    /* every part's result is where the neighbours read it */
+    sync_rc = first_failure(sync_rc, shmemi_coll_node_sync(r));
+    for (int k = 0; rc == ACLSHMEM_SUCCESS && sync_rc == ACLSHMEM_SUCCESS && k < q; k++) {
         shmemi_coll_part(n, q, k, chunk_unit(r), &first, &last);
-        if (k != l && results[0] == ACLSHMEM_SUCCESS)
-            results[0] = shmemi_coll_pull(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es,
-                                          dst + first * es, (last - first) * es);
+        if (k != l)
+            rc = shmemi_coll_pull(r, shmemi_coll_group_member(topo, g, k), SHMEMI_COLL_DST, first * es,
+                                  dst + first * es, (last - first) * es);
     }
-    results[5] = shmemi_coll_node_sync(r); /* nobody reads this PE's work any more */
-    free(part);
-    free(peers);
-    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++)
-        if (results[k] != ACLSHMEM_SUCCESS)
-            return results[k];
-    return ACLSHMEM_SUCCESS;
+    sync_rc = first_failure(sync_rc, shmemi_coll_node_sync(r)); /* nobody reads this PE's work any more */
+    node_part_fini(&np);
+    return first_failure(rc, sync_rc);
 }
 
 /* reduce_local across nodes where node by node does not apply: the source into work now
