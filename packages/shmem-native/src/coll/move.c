@@ -17,8 +17,9 @@
  *
  * broadcast_local (dest and source local memory, work symmetric): the root copies its source
  * into its work before the exchange (more than a piece: after it, a piece at a time, below),
- * and the others read the root's work where they would read its source; a PE that must give its neighbours a share fetches it into its work, where they
- * read it, and copies it into its dest like theirs.  Every other byte goes straight into dest:
+ * and the others read the root's work where they would read its source; a PE that must give
+ * its neighbours a share fetches it into its work, where they read it, and copies it into its
+ * dest like theirs.  Every other byte goes straight into dest:
  * one copy fewer on every PE than a copy out of a symmetric staging area. */
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +68,16 @@ static int copy_neighbours_shares(const shmemi_coll_run_t *r, size_t off, size_t
  * than its copy, and the root sends (team size - 1) notifications a piece. */
 #define PIECE_BYTES ((size_t)1 << 20)
 
+/* Whether a broadcast_local root copies len bytes in pieces after the exchange (else whole,
+ * before it). */
+static int copied_in_pieces(size_t len)
+{
+    return len > PIECE_BYTES;
+}
+
 static int piecewise(const shmemi_coll_run_t *r, size_t len)
 {
-    return r->all[r->c->root].kind == SHMEMI_COLL_BROADCAST_LOCAL && len > PIECE_BYTES;
+    return r->all[r->c->root].kind == SHMEMI_COLL_BROADCAST_LOCAL && copied_in_pieces(len);
 }
 
 static uint64_t pieces_in(size_t len)
@@ -156,8 +164,7 @@ static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
 void shmemi_coll_broadcast_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
     size_t len = c->nelems * shmemi_dtype_size(c->dtype);
-    /* a piecewise root copies after the exchange (the same test as piecewise's) */
-    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size) && len <= PIECE_BYTES)
+    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size) && !copied_in_pieces(len))
         memcpy(c->work, c->src, len);
 }
 
