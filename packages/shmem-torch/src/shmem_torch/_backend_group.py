@@ -97,10 +97,9 @@ class _Serve(ComputeScope):
     __slots__ = ("pg", "call")
 
     def __init__(self, pg, call):
+        ComputeScope.__init__(self, 0)  # the pool's address, known once the call began
         self.pg = pg
         self.call = call
-        self.saved = None
-        self.grad = False
 
     def __enter__(self):
         lock.acquire()
