@@ -41,6 +41,9 @@ typedef struct shmemi_instance {
     struct shmemi_team_pool *teams;
     struct shmemi_coll_state *coll; /* the collectives engine's (coll/) */
     struct shmemi_stream *default_stream;
+    /* Tasks enqueued on the default stream and not finished (platform/cpu/stream.c): while it
+     * is 0, a host call has nothing on the default stream to wait for, and asks no lock. */
+    _Atomic uint64_t default_unfinished;
 
     aclshmem_ub_config_t engine_config[4]; /* mte, sdma, rdma, udma */
     aclshmem_prof_pe_t *prof;

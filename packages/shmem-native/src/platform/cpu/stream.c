@@ -121,6 +121,8 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&s->lock);
         s->running_api = NULL;
         s->finished++;
+        if (s->is_default)
+            atomic_fetch_sub(&s->inst->default_unfinished, 1); /* after the task's effects */
         pthread_cond_broadcast(&s->done);
     }
     s->exited = 1;
@@ -353,6 +355,8 @@ int shmemi_platform_launch(const char *api, aclrtStream stream, aclshmemx_kernel
             s->head = task;
         s->tail = task;
         s->enqueued++;
+        if (s->is_default)
+            atomic_fetch_add(&s->inst->default_unfinished, 1);
         pthread_cond_signal(&s->work);
     }
     pthread_mutex_unlock(&s->lock);
@@ -366,7 +370,10 @@ int shmemi_platform_launch(const char *api, aclrtStream stream, aclshmemx_kernel
 
 void shmemi_platform_order_host(shmemi_instance_t *inst)
 {
-    if (shmemi_platform_in_kernel())
+    /* Nothing unfinished on the default stream (the usual case, and the one a loop of small
+     * collectives pays for on every call): no registry lock, no stream lock.  A task this
+     * thread enqueued counts until the worker finished it, after its effects. */
+    if (atomic_load(&inst->default_unfinished) == 0 || shmemi_platform_in_kernel())
         return;
     shmemi_stream_t *s;
     pthread_mutex_lock(&registry_lock);
