@@ -250,8 +250,6 @@ int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_tea
 
 static int run_algorithm(const shmemi_coll_run_t *r)
 {
-    if (r->c->kind != SHMEMI_COLL_EXCHANGE && shmemi_coll_small_all(r))
-        return shmemi_coll_small_run(r);
     switch (r->c->kind) {
     case SHMEMI_COLL_BROADCAST:
     case SHMEMI_COLL_BROADCAST_LOCAL:
@@ -288,12 +286,19 @@ static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t
     if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_BROADCAST_LOCAL)
         shmemi_coll_broadcast_local_stage(t, c);
     SHMEMI_TRY(shmemi_coll_exchange_records(api, inst, t, &mine, all));
+    shmemi_coll_run_t r = {.api = api, .inst = inst, .t = t, .c = c, .all = all, .me = t->my_idx,
+                           .esize = shmemi_dtype_size(c->dtype)};
+    if (c->kind != SHMEMI_COLL_EXCHANGE && shmemi_coll_small_all(&r))
+        return shmemi_coll_small_run(&r); /* needs no topology: it reads only the records */
     shmemi_coll_topo_t topo;
     shmemi_coll_topology(all, t->size, topo_ints, &topo);
-    shmemi_coll_run_t r = {.api = api, .inst = inst, .t = t, .c = c, .all = all, .me = t->my_idx,
-                           .esize = shmemi_dtype_size(c->dtype), .topo = &topo};
+    r.topo = &topo;
     return run_algorithm(&r);
 }
+
+/* Teams up to this size keep their records on the stack (a call of a small collective in a
+ * loop pays no malloc and free); larger ones allocate them. */
+#define STACK_RECORDS 8
 
 int shmemi_coll(const char *api, aclshmem_team_t team, const shmemi_coll_t *c)
 {
@@ -306,14 +311,21 @@ int shmemi_coll(const char *api, aclshmem_team_t team, const shmemi_coll_t *c)
                            team);
     /* The records, then the topology's ints: made now, so that after the exchange no PE
      * can fail to hold them (and take another algorithm than the others). */
+    struct {
+        shmemi_coll_record_t records[STACK_RECORDS];
+        int topo_ints[SHMEMI_COLL_TOPO_INTS(STACK_RECORDS)];
+    } on_stack;
     size_t records = (size_t)t->size * sizeof(shmemi_coll_record_t);
-    shmemi_coll_record_t *all = malloc(records + SHMEMI_COLL_TOPO_INTS(t->size) * sizeof(int));
+    shmemi_coll_record_t *all = t->size <= STACK_RECORDS ? on_stack.records
+                                : malloc(records + SHMEMI_COLL_TOPO_INTS(t->size) * sizeof(int));
     if (!all) /* cannot take part: the others fail when this PE's death or timeout is seen */
         return shmemi_fail(ACLSHMEM_MALLOC_FAILED, "%s: out of memory for %d records", api, t->size);
+    int *topo_ints = all == on_stack.records ? on_stack.topo_ints : (int *)(void *)((uint8_t *)all + records);
     shmemi_coll_team_t *state = &inst->coll->team[t->index];
     pthread_mutex_lock(&state->lock);
-    int rc = run_locked(api, inst, t, c, all, (int *)(void *)((uint8_t *)all + records));
+    int rc = run_locked(api, inst, t, c, all, topo_ints);
     pthread_mutex_unlock(&state->lock);
-    free(all);
+    if (all != on_stack.records)
+        free(all);
     return rc;
 }
