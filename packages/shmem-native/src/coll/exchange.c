@@ -2,9 +2,11 @@
  * share.
  *
  * Round k of a team writes slot k % 2 of the writer's control segment.  A PE writes that
- * slot again in round k + 2, which it starts only after the barrier of round k + 1, which no
- * PE passes before it finished reading the records of round k: so a record stays as it was
- * for as long as anyone reads it, whatever the algorithm after the exchange does. */
+ * slot again in round k + 2, which it starts only after the exchange of round k + 1, which
+ * no PE finishes before every member published its record of round k + 1, after it was done
+ * with round k: so a record stays as it was for as long as anyone reads it, whatever the
+ * algorithm after the exchange does.  Teams of two on one node wait for the other's record
+ * itself (polled_exchange); the others publish, meet in the team's barrier, then read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "coll/run.h"
 #include "core/wait.h"
 #include "mem/heap.h"
+#include "rma/rma.h"
 #include "sync/barrier.h"
 #include "transport/transport.h"
 
@@ -146,13 +149,121 @@ static uint64_t next_seq(shmemi_coll_team_t *state, const shmemi_team_t *t)
     return ++state->seq;
 }
 
+/* ---- publishing a record ------------------------------------------------------------
+ *
+ * A record is written and read a 64-bit word at a time, the sequence number (its first
+ * word) as a seqlock: the writer zeroes it, writes the other words, then stores it.  A
+ * reader that does not wait for the barrier (polled_exchange) takes a copy only when the
+ * sequence number it wants is there before and after it copied the rest, so that the slot
+ * of an earlier team with the same id, half overwritten by this one's first record, is
+ * never taken for this team's. */
+#define RECORD_WORDS (sizeof(shmemi_coll_record_t) / sizeof(uint64_t))
+_Static_assert(sizeof(shmemi_coll_record_t) % sizeof(uint64_t) == 0, "a record is whole words");
+_Static_assert(offsetof(shmemi_coll_record_t, seq) == 0, "the sequence number is the first word");
+
+static void publish(shmemi_coll_slot_t *slot, const shmemi_coll_record_t *rec)
+{
+    uint64_t *to = (uint64_t *)(void *)slot->bytes;
+    const uint64_t *from = (const uint64_t *)(const void *)rec;
+    __atomic_store_n(&to[0], 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE); /* the zero is seen before any word below */
+    for (size_t i = 1; i < RECORD_WORDS; i++)
+        __atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+    __atomic_store_n(&to[0], rec->seq, __ATOMIC_RELEASE);
+}
+
+/* Copies the record of round seq of team uid from slot into out; 0 when the slot does not
+ * hold it (yet), or was being written while it was copied. */
+static int take_published(const shmemi_coll_slot_t *slot, uint64_t seq, uint64_t uid, shmemi_coll_record_t *out)
+{
+    const uint64_t *from = (const uint64_t *)(const void *)slot->bytes;
+    uint64_t *to = (uint64_t *)(void *)out;
+    if (__atomic_load_n(&from[0], __ATOMIC_ACQUIRE) != seq)
+        return 0;
+    for (size_t i = 1; i < RECORD_WORDS; i++)
+        to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy is done before the second look */
+    if (__atomic_load_n(&from[0], __ATOMIC_RELAXED) != seq)
+        return 0;
+    to[0] = seq;
+    return out->team_uid == uid;
+}
+
+/* ---- the exchange without a barrier (two members on one node) -------------------------
+ *
+ * A team of two PEs on one node needs no barrier to exchange records: each PE publishes its
+ * record and waits until the other's of the same round is in its slot (the barrier's one
+ * add and one wait, with the record as the add).  Seeing it means the other PE finished
+ * its previous collective and its buffers are ready, what the barrier said before.  A slot
+ * is rewritten two rounds later, which its writer starts only after it read this PE's
+ * record of the round between, published after this PE's reads of this round: the copy
+ * cannot be overwritten while it is taken.
+ *
+ * A PE that calls a barrier of the team while the other is in a collective is a mismatch:
+ * the waiter sees the barrier's arrival instead of a record, takes its record back,
+ * completes that barrier (which the other PE would otherwise wait in forever) and fails;
+ * the team's next collective then matches on both PEs. */
+typedef struct {
+    const shmemi_coll_slot_t *slot;
+    uint64_t seq, uid;
+    shmemi_coll_record_t *out;
+    const _Atomic uint64_t *barrier_arrivals; /* this PE's barrier counter of the team */
+    uint64_t barrier_epoch;                   /* ... its value while nobody is in a barrier */
+    int got, in_barrier;
+} polled_t;
+
+static int partner_ready(void *ctx)
+{
+    polled_t *p = ctx;
+    p->got = take_published(p->slot, p->seq, p->uid, p->out);
+    if (!p->got && atomic_load(p->barrier_arrivals) > p->barrier_epoch) /* look again: record then arrival */
+        p->in_barrier = !(p->got = take_published(p->slot, p->seq, p->uid, p->out));
+    return p->got || p->in_barrier;
+}
+
+static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_coll_record_t *mine,
+                           shmemi_coll_record_t *all)
+{
+    /* As the barrier did, this PE's earlier writes complete first: over the network a quiet;
+     * on this node a put is a store, which the record's release makes visible before it. */
+    if (inst->plugin)
+        SHMEMI_TRY(shmemi_quiet(inst, NULL));
+    int other = 1 - t->my_idx, other_pe = shmemi_team_world_pe(t, other);
+    shmemi_ctrl_t *partner = shmemi_ctrl_of(inst, other_pe);
+    shmemi_coll_slot_t *slot = &shmemi_ctrl_of(inst, inst->my_pe)->coll_record[t->index][mine->seq & 1];
+    publish(slot, mine);
+    shmemi_doorbell_notify(partner); /* it may sleep, waiting for this record */
+    all[t->my_idx] = *mine;
+    polled_t p = {.slot = &partner->coll_record[t->index][mine->seq & 1], .seq = mine->seq, .uid = mine->team_uid,
+                  .out = &all[other],
+                  .barrier_arrivals = &shmemi_ctrl_of(inst, inst->my_pe)->team_psync[t->index][0],
+                  .barrier_epoch = shmemi_barrier_epoch(inst, t)};
+    SHMEMI_TRY(shmemi_wait(inst, partner_ready, &p));
+    if (!p.in_barrier)
+        return ACLSHMEM_SUCCESS;
+    /* This collective did not happen: its record goes (before the barrier lets the other PE
+     * on to its own collective of this number) and the count steps back, so that the team's
+     * next collective matches on both PEs. */
+    __atomic_store_n((uint64_t *)(void *)slot->bytes, 0, __ATOMIC_RELEASE);
+    inst->coll->team[t->index].seq--;
+    SHMEMI_TRY(shmemi_barrier(inst, t));
+    return shmemi_fail(ACLSHMEM_INVALID_PARAM,
+                       "%s: PE %d called a barrier of team %d where this PE %d called its collective #%llu: every "
+                       "PE of the team must make the same collective calls in the same order", api, other_pe,
+                       t->index, inst->my_pe, (unsigned long long)mine->seq);
+}
+
 int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
                                  shmemi_coll_record_t *mine, shmemi_coll_record_t *all)
 {
     mine->seq = next_seq(&inst->coll->team[t->index], t);
     mine->team_uid = t->uid;
+    if (t->size == 2 && t->on_one_node) {
+        SHMEMI_TRY(polled_exchange(api, inst, t, mine, all));
+        return check_records(api, t, mine, all);
+    }
     shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
-    memcpy(ctrl->coll_record[t->index][mine->seq & 1].bytes, mine, sizeof(*mine));
+    publish(&ctrl->coll_record[t->index][mine->seq & 1], mine);
     SHMEMI_TRY(shmemi_barrier(inst, t)); /* the records are out; everyone's buffers are ready */
     /* The records of other nodes travel at once, one round trip for all rather than one each
      * (a batch, not a quiet: the barrier's quiet left nothing else to complete, but a batch

@@ -205,6 +205,11 @@ static int team_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     return dissemination_barrier(inst, t, t->my_idx, t->size, NULL);
 }
 
+uint64_t shmemi_barrier_epoch(shmemi_instance_t *inst, const shmemi_team_t *t)
+{
+    return inst->teams->barrier_epoch[t->index][0];
+}
+
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
 {
     SHMEMI_TRY(shmemi_quiet(inst, NULL));

@@ -15,4 +15,9 @@
  * only grow, so there is no reset race. */
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t);
 
+/* The barriers of two-member team t this PE completed: its arrival counter of the team
+ * (team_psync[index][0] in its control segment) holds more only while the other member is
+ * in a barrier that this PE has not entered. */
+uint64_t shmemi_barrier_epoch(shmemi_instance_t *inst, const shmemi_team_t *t);
+
 #endif

@@ -627,6 +627,25 @@ static int t_mismatch(int me, int n)
     /* alltoalls strides below 1 */
     EXPECT_ALL_FAIL(aclshmem_int32_alltoalls(ACLSHMEM_TEAM_WORLD, idst, isrc, 1, me == last ? 0 : 1, 4),
                     me == last ? "must be >= 1" : "failed on PE", (uint8_t *)idst, 16 * (size_t)n);
+    /* A barrier where the other PE calls a collective, on a team of two (whose collectives
+     * exchange their records without a barrier): the collective fails, the barrier returns. */
+    aclshmem_team_t pair = strided_team(0, 1, 2);
+    if (me < 2) {
+        memset(dst, 0x5c, 32);
+        harness_mark_error();
+        if (me == 0)
+            EXPECT_EQ(aclshmem_fcollectmem(pair, dst, src, 16), ACLSHMEM_INVALID_PARAM);
+        else
+            aclshmem_barrier(pair);
+        if (me == 0)
+            EXPECT_ERROR_CONTAINS("PE 1 called a barrier of team");
+        EXPECT_EQ(dst[0], 0x5c);
+        fill(src, 16, me);
+        EXPECT_EQ(aclshmem_fcollectmem(pair, dst, src, 16), ACLSHMEM_SUCCESS); /* and the pair goes on */
+        for (int p = 0; p < 2; p++)
+            EXPECT_PATTERN(dst + (size_t)p * 16, 16, p, 0);
+        aclshmem_team_destroy(pair);
+    }
     /* After all that, the team works. */
     aclshmem_barrier_all();
     fill(src, 16, me);

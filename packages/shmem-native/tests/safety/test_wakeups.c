@@ -145,6 +145,26 @@ static int t_barrier_arrival(int me, int n)
     return 0;
 }
 
+/* Everyone but the last PE sleeps in a collective's exchange until the last arrives (on two
+ * PEs the exchange has no barrier: the last PE's record must wake the other). */
+static int t_collective_arrival(int me, int n)
+{
+    int64_t *mine = aclshmem_malloc(sizeof(int64_t)), *all = aclshmem_malloc((size_t)n * sizeof(int64_t));
+    ASSERT(mine && all);
+    for (int round = 0; round < ROUNDS; round++) {
+        *mine = me * 100 + round;
+        if (me == n - 1)
+            usleep(WRITER_DELAY_US);
+        ASSERT_EQ(aclshmem_int64_fcollect(ACLSHMEM_TEAM_WORLD, all, mine, 1), ACLSHMEM_SUCCESS);
+        for (int p = 0; p < n; p++)
+            EXPECT_EQ(all[p], p * 100 + round);
+    }
+    aclshmem_barrier_all();
+    aclshmem_free(all);
+    aclshmem_free(mine);
+    return 0;
+}
+
 /* Two threads of PE 1 asleep at once on the same doorbell (the wake-up clears the shared
  * "sleeping" mark once): both must wake. */
 typedef struct {
@@ -194,6 +214,7 @@ static const harness_case cases[] = {
     {"word_waits", t_word_waits, {0}, {2, 0}},
     {"signal_waits", t_signal_waits, {0}, {2, 0}},
     {"barrier_arrival", t_barrier_arrival, {0}, {2, 3, 4, 0}},
+    {"collective_arrival", t_collective_arrival, {0}, {2, 3, 4, 0}},
     {"two_sleepers", t_two_sleepers, {0}, {2, 0}},
 };
 
