@@ -273,8 +273,9 @@ int shmemi_coll_gather(const shmemi_coll_run_t *r)
 }
 
 /* alltoall on one node: each PE writes its blocks into the others' dests through the mappings
- * (the exchange's barrier said every dest is free) and then adds one to each one's count
- * (shmemi_coll_node_sync): a PE is done when every other one told it, and, nobody reading
+ * (the exchange said every dest is free) and then adds one to each one's count
+ * (shmemi_coll_node_arrive), and copies its own block while the others go on: a PE is done
+ * when every other one told it (shmemi_coll_node_await), and, nobody reading
  * its source, needs no barrier for the others to finish with it (one meeting fewer for the
  * small blocks, where the meetings are the time).  A write through a mapping cannot fail once
  * the exchange agreed on every dest, so a PE's count never says "done" for data that is not
@@ -285,12 +286,17 @@ static int alltoall_push(const shmemi_coll_run_t *r, size_t len)
 {
     const uint8_t *src = r->c->src;
     int n = r->t->size, rc = ACLSHMEM_SUCCESS;
-    for (int k = 0; k < n && rc == ACLSHMEM_SUCCESS; k++) {
+    for (int k = 1; k < n && rc == ACLSHMEM_SUCCESS; k++) {
         int i = (r->me + k) % n;
         rc = shmemi_coll_push(r, i, SHMEMI_COLL_DST, (size_t)r->me * len, src + (size_t)i * len, len);
     }
-    int sync_rc = shmemi_coll_node_sync(r); /* (also after a failure: the others wait for it) */
-    return rc != ACLSHMEM_SUCCESS ? rc : sync_rc;
+    /* The others may go on while this PE copies its own block (also after a failure: they
+     * wait for the arrival). */
+    SHMEMI_TRY(shmemi_coll_node_arrive(r));
+    if (rc == ACLSHMEM_SUCCESS)
+        rc = shmemi_coll_push(r, r->me, SHMEMI_COLL_DST, (size_t)r->me * len, src + (size_t)r->me * len, len);
+    int wait_rc = shmemi_coll_node_await(r);
+    return rc != ACLSHMEM_SUCCESS ? rc : wait_rc;
 }
 
 int shmemi_coll_alltoall(const shmemi_coll_run_t *r)

@@ -90,6 +90,10 @@ static inline int shmemi_coll_group_size(const shmemi_coll_topo_t *topo, int g)
 /* A barrier of this PE's group only (the members on this node): each adds one to the
  * others' notification counter of the team in the control segment and waits for theirs. */
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r);
+/* The node sync in two halves, so that a PE can work between telling its group it arrived
+ * and waiting for the group's arrivals. */
+int shmemi_coll_node_arrive(const shmemi_coll_run_t *r);
+int shmemi_coll_node_await(const shmemi_coll_run_t *r);
 /* Adds one to member idx's counter at ctrl_offset in its control segment (waking it). */
 int shmemi_coll_notify(const shmemi_coll_run_t *r, int idx, size_t ctrl_offset);
 /* Waits until this PE's counter reaches target (a PE that died ends the wait with an error). */

@@ -87,21 +87,34 @@ int shmemi_coll_wait_count(const shmemi_coll_run_t *r, _Atomic uint64_t *counter
     return shmemi_wait(r->inst, all_arrived, &a);
 }
 
-int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
+int shmemi_coll_node_arrive(const shmemi_coll_run_t *r)
 {
     const shmemi_coll_topo_t *topo = r->topo;
     int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g), index = r->t->index;
-    if (q == 1)
-        return ACLSHMEM_SUCCESS;
-    shmemi_instance_t *inst = r->inst;
     size_t offset = offsetof(shmemi_ctrl_t, coll_signal) + (size_t)index * sizeof(uint64_t);
     for (int l = 0; l < q; l++) {
         int j = shmemi_coll_group_member(topo, g, l);
         if (j != r->me)
             SHMEMI_TRY(shmemi_coll_notify(r, j, offset));
     }
+    return ACLSHMEM_SUCCESS;
+}
+
+int shmemi_coll_node_await(const shmemi_coll_run_t *r)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int q = shmemi_coll_group_size(topo, topo->group[r->me]), index = r->t->index;
+    if (q == 1)
+        return ACLSHMEM_SUCCESS;
+    shmemi_instance_t *inst = r->inst;
     /* The count only grows: this PE's share of it, over every node sync of the team id. */
     inst->coll->signal_epoch[index] += (uint64_t)(q - 1);
     return shmemi_coll_wait_count(r, &shmemi_ctrl_of(inst, inst->my_pe)->coll_signal[index],
                                   inst->coll->signal_epoch[index]);
+}
+
+int shmemi_coll_node_sync(const shmemi_coll_run_t *r)
+{
+    SHMEMI_TRY(shmemi_coll_node_arrive(r));
+    return shmemi_coll_node_await(r);
 }
