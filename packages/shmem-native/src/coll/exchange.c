@@ -5,8 +5,8 @@
  * slot again in round k + 2, which it starts only after the exchange of round k + 1, which
  * no PE finishes before every member published its record of round k + 1, after it was done
  * with round k: so a record stays as it was for as long as anyone reads it, whatever the
- * algorithm after the exchange does.  Teams of two on one node wait for the other's record
- * itself (polled_exchange); the others publish, meet in the team's barrier, then read. */
+ * algorithm after the exchange does.  Small teams on one node wait for the others' records
+ * themselves (polled_exchange); the others publish, meet in the team's barrier, then read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,34 +189,43 @@ static int take_published(const shmemi_coll_slot_t *slot, uint64_t seq, uint64_t
     return out->team_uid == uid;
 }
 
-/* ---- the exchange without a barrier (two members on one node) -------------------------
+/* ---- the exchange without a barrier (small teams on one node) --------------------------
  *
- * A team of two PEs on one node needs no barrier to exchange records: each PE publishes its
- * record and waits until the other's of the same round is in its slot (the barrier's one
- * add and one wait, with the record as the add).  Seeing it means the other PE finished
- * its previous collective and its buffers are ready, what the barrier said before.  A slot
- * is rewritten two rounds later, which its writer starts only after it read this PE's
- * record of the round between, published after this PE's reads of this round: the copy
- * cannot be overwritten while it is taken.
+ * A team whose members share this node needs no barrier to exchange records: each PE
+ * publishes its record and waits until every other member's of the same round is in its
+ * slot (for two PEs, the barrier's one add and one wait, with the record as the add).
+ * Seeing a member's record means it finished its previous collective and its buffers are
+ * ready, what the barrier said before.  A slot is rewritten two rounds later, which its
+ * writer starts only after it read this PE's record of the round between, published after
+ * this PE's reads of this round: the copy cannot be overwritten while it is taken.
  *
- * A PE that calls a barrier of the team while the other is in a collective is a mismatch:
- * the waiter sees the barrier's arrival instead of a record, takes its record back,
- * completes that barrier (which the other PE would otherwise wait in forever) and fails;
- * the team's next collective then matches on both PEs. */
+ * A PE that calls a barrier of the team while the others are in a collective is a
+ * mismatch: the waiters see the barrier's arrival where a record is missing (a member that
+ * called the collective and went on to a barrier published its record before it arrived,
+ * so a second look finds it).  Each takes its record back, completes that barrier (which
+ * the PE in it would otherwise wait in forever) and fails; the team's next collective then
+ * matches on every PE. */
+#define POLLED_MAX_MEMBERS 4
+
+static int polled(const shmemi_team_t *t)
+{
+    return t->on_one_node && t->size <= POLLED_MAX_MEMBERS;
+}
+
 typedef struct {
-    const shmemi_coll_slot_t *slot;
+    shmemi_instance_t *inst;
+    shmemi_team_t *t;
+    const shmemi_coll_slot_t *slot; /* the member's slot of this round */
     uint64_t seq, uid;
     shmemi_coll_record_t *out;
-    const _Atomic uint64_t *barrier_arrivals; /* this PE's barrier counter of the team */
-    uint64_t barrier_epoch;                   /* ... its value while nobody is in a barrier */
     int got, in_barrier;
 } polled_t;
 
-static int partner_ready(void *ctx)
+static int record_ready(void *ctx)
 {
     polled_t *p = ctx;
     p->got = take_published(p->slot, p->seq, p->uid, p->out);
-    if (!p->got && atomic_load(p->barrier_arrivals) > p->barrier_epoch) /* look again: record then arrival */
+    if (!p->got && shmemi_barrier_entered(p->inst, p->t)) /* look again: a record comes before an arrival */
         p->in_barrier = !(p->got = take_published(p->slot, p->seq, p->uid, p->out));
     return p->got || p->in_barrier;
 }
@@ -228,29 +237,35 @@ static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team
      * on this node a put is a store, which the record's release makes visible before it. */
     if (inst->plugin)
         SHMEMI_TRY(shmemi_quiet(inst, NULL));
-    int other = 1 - t->my_idx, other_pe = shmemi_team_world_pe(t, other);
-    shmemi_ctrl_t *partner = shmemi_ctrl_of(inst, other_pe);
-    shmemi_coll_slot_t *slot = &shmemi_ctrl_of(inst, inst->my_pe)->coll_record[t->index][mine->seq & 1];
+    size_t parity = mine->seq & 1;
+    shmemi_coll_slot_t *slot = &shmemi_ctrl_of(inst, inst->my_pe)->coll_record[t->index][parity];
     publish(slot, mine);
-    shmemi_doorbell_notify(partner); /* it may sleep, waiting for this record */
+    for (int i = 0; i < t->size; i++) /* they may sleep, waiting for this record */
+        if (i != t->my_idx)
+            shmemi_doorbell_notify(shmemi_ctrl_of(inst, shmemi_team_world_pe(t, i)));
     all[t->my_idx] = *mine;
-    polled_t p = {.slot = &partner->coll_record[t->index][mine->seq & 1], .seq = mine->seq, .uid = mine->team_uid,
-                  .out = &all[other],
-                  .barrier_arrivals = &shmemi_ctrl_of(inst, inst->my_pe)->team_psync[t->index][0],
-                  .barrier_epoch = shmemi_barrier_epoch(inst, t)};
-    SHMEMI_TRY(shmemi_wait(inst, partner_ready, &p));
-    if (!p.in_barrier)
+    int missing = -1;
+    for (int k = 1; k < t->size && missing < 0; k++) {
+        int i = (t->my_idx + k) % t->size;
+        polled_t p = {.inst = inst, .t = t, .seq = mine->seq, .uid = mine->team_uid, .out = &all[i],
+                      .slot = &shmemi_ctrl_of(inst, shmemi_team_world_pe(t, i))->coll_record[t->index][parity]};
+        SHMEMI_TRY(shmemi_wait(inst, record_ready, &p));
+        if (p.in_barrier)
+            missing = i;
+    }
+    if (missing < 0)
         return ACLSHMEM_SUCCESS;
-    /* This collective did not happen: its record goes (before the barrier lets the other PE
-     * on to its own collective of this number) and the count steps back, so that the team's
-     * next collective matches on both PEs. */
+    /* This collective did not happen: its record goes (before the barrier lets the others
+     * on to their collective of this number) and the count steps back, so that the team's
+     * next collective matches on every PE. */
     __atomic_store_n((uint64_t *)(void *)slot->bytes, 0, __ATOMIC_RELEASE);
     inst->coll->team[t->index].seq--;
     SHMEMI_TRY(shmemi_barrier(inst, t));
     return shmemi_fail(ACLSHMEM_INVALID_PARAM,
-                       "%s: PE %d called a barrier of team %d where this PE %d called its collective #%llu: every "
-                       "PE of the team must make the same collective calls in the same order", api, other_pe,
-                       t->index, inst->my_pe, (unsigned long long)mine->seq);
+                       "%s: a PE of team %d entered a barrier of the team while this PE %d waited in the team's "
+                       "collective #%llu (PE %d's part in it never came): every PE of the team must make the same "
+                       "collective calls in the same order", api, t->index, inst->my_pe,
+                       (unsigned long long)mine->seq, shmemi_team_world_pe(t, missing));
 }
 
 int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
@@ -258,7 +273,7 @@ int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmem
 {
     mine->seq = next_seq(&inst->coll->team[t->index], t);
     mine->team_uid = t->uid;
-    if (t->size == 2 && t->on_one_node) {
+    if (polled(t)) {
         SHMEMI_TRY(polled_exchange(api, inst, t, mine, all));
         return check_records(api, t, mine, all);
     }

@@ -205,9 +205,15 @@ static int team_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     return dissemination_barrier(inst, t, t->my_idx, t->size, NULL);
 }
 
-uint64_t shmemi_barrier_epoch(shmemi_instance_t *inst, const shmemi_team_t *t)
+int shmemi_barrier_entered(shmemi_instance_t *inst, const shmemi_team_t *t)
 {
-    return inst->teams->barrier_epoch[t->index][0];
+    if (!t->on_one_node || t->size == 1)
+        return 0;
+    if (t->size > 2) /* the node barrier: arrivals gather at the first member */
+        return atomic_load(&shmemi_ctrl_of(inst, shmemi_team_world_pe(t, 0))->node_arrivals[t->index]) > 0;
+    /* two members: the other one's add to this PE's counter of round 0, ahead of its epoch */
+    return atomic_load(&shmemi_ctrl_of(inst, inst->my_pe)->team_psync[t->index][0]) >
+           inst->teams->barrier_epoch[t->index][0];
 }
 
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)

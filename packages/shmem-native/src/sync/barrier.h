@@ -15,9 +15,10 @@
  * only grow, so there is no reset race. */
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t);
 
-/* The barriers of two-member team t this PE completed: its arrival counter of the team
- * (team_psync[index][0] in its control segment) holds more only while the other member is
- * in a barrier that this PE has not entered. */
-uint64_t shmemi_barrier_epoch(shmemi_instance_t *inst, const shmemi_team_t *t);
+/* Whether another member of t, a team on this node, is in a barrier of t that this PE has
+ * not entered (its arrival counted, the barrier not released): the collectives' exchange
+ * without a barrier (coll/exchange.c) asks, to tell a barrier called against its collective
+ * from a member that is late. */
+int shmemi_barrier_entered(shmemi_instance_t *inst, const shmemi_team_t *t);
 
 #endif

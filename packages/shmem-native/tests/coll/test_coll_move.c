@@ -638,7 +638,7 @@ static int t_mismatch(int me, int n)
         else
             aclshmem_barrier(pair);
         if (me == 0)
-            EXPECT_ERROR_CONTAINS("PE 1 called a barrier of team");
+            EXPECT_ERROR_CONTAINS("entered a barrier of the team");
         EXPECT_EQ(dst[0], 0x5c);
         fill(src, 16, me);
         EXPECT_EQ(aclshmem_fcollectmem(pair, dst, src, 16), ACLSHMEM_SUCCESS); /* and the pair goes on */
@@ -646,6 +646,17 @@ static int t_mismatch(int me, int n)
             EXPECT_PATTERN(dst + (size_t)p * 16, 16, p, 0);
         aclshmem_team_destroy(pair);
     }
+    /* The same on the world team (whose members all share this node, up to 4 of them):
+     * the last PE calls the barrier, every other PE's collective fails. */
+    memset(dst, 0x5c, 16 * (size_t)n);
+    harness_mark_error();
+    if (me == last) {
+        aclshmem_barrier_all();
+    } else {
+        EXPECT_EQ(aclshmem_fcollectmem(ACLSHMEM_TEAM_WORLD, dst, src, 16), ACLSHMEM_INVALID_PARAM);
+        EXPECT_ERROR_CONTAINS("entered a barrier of the team");
+    }
+    EXPECT_EQ(dst[0], 0x5c);
     /* After all that, the team works. */
     aclshmem_barrier_all();
     fill(src, 16, me);
