@@ -234,10 +234,7 @@ static int prepare_record(const char *api, shmemi_instance_t *inst, const shmemi
         SHMEMI_TRY(symmetric(inst, api, "dest", c->dst, e.dst_len, &rec->dst_seg, &rec->dst_off));
         SHMEMI_TRY(symmetric(inst, api, "source", c->src, e.src_len, &rec->src_seg, &rec->src_off));
     }
-    SHMEMI_TRY(check_overlap(api, t, c, &e));
-    if (shmemi_coll_small(c, t->size))
-        shmemi_coll_small_stage(c, t, rec);
-    return ACLSHMEM_SUCCESS;
+    return check_overlap(api, t, c, &e);
 }
 
 int shmemi_coll_check(const char *api, shmemi_instance_t *inst, const shmemi_team_t *t, const shmemi_coll_t *c)
@@ -281,6 +278,8 @@ static int run_locked(const char *api, shmemi_instance_t *inst, shmemi_team_t *t
     shmemi_coll_record_t mine;
     /* A PE whose own arguments are bad still takes part, so that the others learn of it. */
     mine.status = prepare_record(api, inst, t, c, &mine);
+    if (mine.status == ACLSHMEM_SUCCESS && shmemi_coll_small(c, t))
+        shmemi_coll_small_stage(inst, c, t, &mine);
     if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_REDUCE_LOCAL)
         shmemi_coll_reduce_local_stage(t, c);
     if (mine.status == ACLSHMEM_SUCCESS && c->kind == SHMEMI_COLL_BROADCAST_LOCAL)

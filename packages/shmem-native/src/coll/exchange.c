@@ -268,6 +268,12 @@ static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team
                        (unsigned long long)mine->seq, shmemi_team_world_pe(t, missing));
 }
 
+uint64_t shmemi_coll_upcoming_seq(shmemi_instance_t *inst, const shmemi_team_t *t)
+{
+    const shmemi_coll_team_t *state = &inst->coll->team[t->index];
+    return (state->uid == t->uid ? state->seq : 0) + 1;
+}
+
 int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
                                  shmemi_coll_record_t *mine, shmemi_coll_record_t *all)
 {

@@ -164,7 +164,7 @@ static int broadcast_by_node(const shmemi_coll_run_t *r, size_t len)
 void shmemi_coll_broadcast_local_stage(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
     size_t len = c->nelems * shmemi_dtype_size(c->dtype);
-    if (t->my_idx == c->root && !shmemi_coll_small(c, t->size) && !copied_in_pieces(len))
+    if (t->my_idx == c->root && !shmemi_coll_small(c, t) && !copied_in_pieces(len))
         memcpy(c->work, c->src, len);
 }
 

@@ -403,7 +403,7 @@ typedef enum { LOCAL_SMALL, LOCAL_IN_WORK, LOCAL_CHUNKS, LOCAL_ACROSS_NODES } lo
  * across nodes (node by node where that applies, decided after the exchange). */
 static local_way_t local_way(const shmemi_team_t *t, const shmemi_coll_t *c)
 {
-    if (shmemi_coll_small(c, t->size))
+    if (shmemi_coll_small(c, t))
         return LOCAL_SMALL;
     if (c->nelems * shmemi_dtype_size(c->dtype) <= LOCAL_IN_WORK_BYTES || c->nelems < (size_t)t->size)
         return LOCAL_IN_WORK;

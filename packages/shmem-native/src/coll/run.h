@@ -106,6 +106,8 @@ void shmemi_coll_part(size_t len, int parts, int l, size_t unit, size_t *first, 
  * the same verdict; on a mismatch the error names a PE that differs. */
 int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
                                  shmemi_coll_record_t *mine, shmemi_coll_record_t *all);
+/* The number the team's next exchange on this PE will give its record (its round). */
+uint64_t shmemi_coll_upcoming_seq(shmemi_instance_t *inst, const shmemi_team_t *t);
 
 /* The team's barrier (every member arrived; earlier writes of each are visible). */
 int shmemi_coll_sync(const shmemi_coll_run_t *r);
@@ -128,13 +130,14 @@ int shmemi_coll_push(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t sid
  * member is on another node. */
 void *shmemi_coll_peer(const shmemi_coll_run_t *r, int idx, shmemi_coll_side_t side, size_t off);
 
-/* small.c: collectives whose data fits in the records.  Whether this PE's source of call c
- * on a team of team_size members fits its record; stage copies it there before the
- * exchange.  After the exchange, all says whether every member's did (the same answer on
- * every member), and run then computes this PE's dest from the records, with no barrier
- * more. */
-int shmemi_coll_small(const shmemi_coll_t *c, int team_size);
-void shmemi_coll_small_stage(const shmemi_coll_t *c, const shmemi_team_t *t, shmemi_coll_record_t *rec);
+/* small.c: collectives whose data travels with the records.  Whether this PE's source of
+ * call c fits where its data may travel on team t; stage copies it there before the
+ * exchange (after this PE's checks passed, holding the team's lock).  After the exchange,
+ * all says whether every member's did (the same answer on every member), and run then
+ * computes this PE's dest from the members' data, with no meeting more. */
+int shmemi_coll_small(const shmemi_coll_t *c, const shmemi_team_t *t);
+void shmemi_coll_small_stage(shmemi_instance_t *inst, const shmemi_coll_t *c, const shmemi_team_t *t,
+                             shmemi_coll_record_t *rec);
 int shmemi_coll_small_all(const shmemi_coll_run_t *r);
 int shmemi_coll_small_run(const shmemi_coll_run_t *r);
 

@@ -16,6 +16,17 @@ typedef struct {
     _Alignas(64) uint8_t bytes[SHMEMI_COLL_RECORD_BYTES];
 } shmemi_coll_slot_t;
 
+/* The data of a small collective of the first SHMEMI_COLL_PAYLOAD_TEAMS team ids, when every
+ * member shares one node (coll/small.c): up to SHMEMI_COLL_PAYLOAD_BYTES per member and
+ * round, where a record carries ACLSHMEMX_TEAM_EXCHANGE_MAX.  Pages nobody touches cost
+ * nothing, so the teams that never use it (or span nodes) take no memory. */
+#define SHMEMI_COLL_PAYLOAD_TEAMS 8
+#define SHMEMI_COLL_PAYLOAD_BYTES 2048
+
+typedef struct {
+    _Alignas(64) uint8_t bytes[SHMEMI_COLL_PAYLOAD_BYTES];
+} shmemi_coll_payload_t;
+
 /* A futex word that several PEs may sleep on, and how many do: the writer that makes their
  * condition true wakes them all with one call (core/wait.h, shmemi_wake_shared). */
 typedef struct {
@@ -41,6 +52,8 @@ typedef struct {
     /* The collectives' records per team, two used in turn: one collective's record stays
      * readable while a slow PE still reads it and the fast ones start the next one. */
     shmemi_coll_slot_t coll_record[ACLSHMEM_MAX_TEAMS][2];
+    /* ... and the data of their small collectives, for the first team ids, in turn as well. */
+    shmemi_coll_payload_t coll_payload[SHMEMI_COLL_PAYLOAD_TEAMS][2];
     /* Notifications between the PEs of one node inside a collective, per team; monotonic,
      * as the barrier counters (coll/exchange.c). */
     _Atomic uint64_t coll_signal[ACLSHMEM_MAX_TEAMS];

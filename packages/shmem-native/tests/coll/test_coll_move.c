@@ -513,6 +513,60 @@ static int t_after_default_stream(int me, int n)
     return 0;
 }
 
+/* ---- rounds ----------------------------------------------------------------------------- */
+
+/* Back-to-back collectives whose data changes every round, at sizes that travel in the
+ * records (8 B), beside them in the control segment (up to 512 B per PE in a pair, 2 KiB in
+ * larger teams) and the general way: each round reads that round's data, never an earlier
+ * one's left where it travels. */
+static uint8_t round_byte(int from, int round, size_t k)
+{
+    return (uint8_t)(from * 29 + round * 7 + (int)(k % 13));
+}
+
+static void rounds_of(aclshmem_team_t team, uint8_t *src, uint8_t *dst, size_t len, int me, int n)
+{
+    for (int round = 0; round < 6; round++) {
+        for (size_t k = 0; k < len; k++)
+            src[k] = round_byte(me, round, k);
+        EXPECT_EQ(aclshmem_fcollectmem(team, dst, src, len), ACLSHMEM_SUCCESS);
+        for (size_t k = 0; k < len * (size_t)n; k++)
+            if (dst[k] != round_byte((int)(k / len), round, k % len)) {
+                harness_report(__FILE__, __LINE__, "fcollect of %zu B, round %d: byte %zu", len, round, k);
+                break;
+            }
+        int root = round % n;
+        EXPECT_EQ(aclshmem_broadcastmem(team, dst, src, len, root), ACLSHMEM_SUCCESS);
+        for (size_t k = 0; k < len; k++)
+            if (dst[k] != round_byte(root, round, k)) {
+                harness_report(__FILE__, __LINE__, "broadcast of %zu B, round %d: byte %zu", len, round, k);
+                break;
+            }
+        size_t block = len / (size_t)n;
+        for (size_t k = 0; block && k < block * (size_t)n; k++) /* block j of src: for PE j */
+            src[k] = round_byte(me * n + (int)(k / block), round, k % block);
+        EXPECT_EQ(aclshmem_alltoallmem(team, dst, src, block), ACLSHMEM_SUCCESS);
+        for (size_t k = 0; block && k < block * (size_t)n; k++)
+            if (dst[k] != round_byte((int)(k / block) * n + me, round, k % block)) {
+                harness_report(__FILE__, __LINE__, "alltoall of %zu B blocks, round %d: byte %zu", block, round, k);
+                break;
+            }
+    }
+}
+
+static int t_rounds(int me, int n)
+{
+    static const size_t lens[] = {8, 200, 512, 513, 1000, 2048, 2049, 5000};
+    uint8_t *src = aclshmem_malloc(5000), *dst = aclshmem_malloc(5000 * (size_t)n);
+    ASSERT(src && dst);
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+        rounds_of(ACLSHMEM_TEAM_WORLD, src, dst, lens[i], me, n);
+    aclshmem_barrier_all();
+    aclshmem_free(dst);
+    aclshmem_free(src);
+    return 0;
+}
+
 /* ---- the exchange ----------------------------------------------------------------------- */
 
 static int t_exchange(int me, int n)
@@ -705,6 +759,7 @@ static const harness_case cases[] = {
     {"alltoall", t_alltoall, {0}, {1, 2, 3, 4}},
     {"subteams", t_subteams, {0}, {2, 3, 4}},
     {"team_reuse", t_team_reuse, {0}, {2, 3, 4}},
+    {"rounds", t_rounds, {0}, {1, 2, 3, 4}},
     {"threads", t_threads, {0}, {2, 3}},
     {"typed", t_typed, {0}, {2, 3}},
     {"on_stream", t_on_stream, {0}, {2, 3}},

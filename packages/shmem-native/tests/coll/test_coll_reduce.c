@@ -297,6 +297,42 @@ static int t_counts(int me, int n)
     return 0;
 }
 
+/* Back-to-back sums whose inputs change every round, of 2 to 1100 int32 (in the records,
+ * beside them in the control segment, the general way) and a reduce-scatter: each round
+ * reduces that round's data, never an earlier one's left where it travels. */
+static int t_rounds(int me, int n)
+{
+    static const size_t counts_of[] = {2, 50, 128, 129, 512, 513, 1100};
+    int32_t *src = aclshmem_malloc(1100 * sizeof(int32_t) * (size_t)n), *dst = aclshmem_malloc(1100 * sizeof(int32_t));
+    ASSERT(src && dst);
+    for (size_t c = 0; c < sizeof counts_of / sizeof counts_of[0]; c++) {
+        size_t count = counts_of[c];
+        for (int round = 0; round < 6; round++) {
+            for (size_t k = 0; k < count * (size_t)n; k++)
+                src[k] = me * 1000 + round * 100000 + (int32_t)k;
+            int32_t base = n * (n - 1) / 2 * 1000 + n * round * 100000;
+            EXPECT_EQ(aclshmem_int32_sum_reduce(ACLSHMEM_TEAM_WORLD, dst, src, count), ACLSHMEM_SUCCESS);
+            for (size_t k = 0; k < count; k++)
+                if (dst[k] != base + n * (int32_t)k) {
+                    harness_report(__FILE__, __LINE__, "sum of %zu, round %d: element %zu is %d", count, round, k,
+                                   (int)dst[k]);
+                    break;
+                }
+            size_t part = count / (size_t)n;
+            EXPECT_EQ(aclshmem_int32_sum_reducescatter(ACLSHMEM_TEAM_WORLD, dst, src, part), ACLSHMEM_SUCCESS);
+            for (size_t k = 0; k < part; k++)
+                if (dst[k] != base + n * (int32_t)((size_t)me * part + k)) {
+                    harness_report(__FILE__, __LINE__, "reduce-scatter of %zu, round %d: element %zu", part, round, k);
+                    break;
+                }
+        }
+    }
+    aclshmem_barrier_all();
+    aclshmem_free(dst);
+    aclshmem_free(src);
+    return 0;
+}
+
 /* PEs 1, 3 (stride 2) of 4, or 0, 2 of 3: a sub-team reduces while the others wait. */
 static int t_subteam(int me, int n)
 {
@@ -594,6 +630,7 @@ static int t_local_mixed(int me, int n)
 static const harness_case cases[] = {
     {"every_combo", t_every_combo, {0}, {1, 2, 3, 4}},
     {"counts", t_counts, {0}, {2, 3, 4}},
+    {"rounds", t_rounds, {0}, {1, 2, 3, 4}},
     {"subteam", t_subteam, {0}, {3, 4}},
     {"same_bits", t_same_bits, {0}, {2, 3, 4}},
     {"on_stream", t_on_stream, {0}, {2, 3}},
