@@ -173,7 +173,24 @@ static int leader_failed(shmemi_instance_t *inst, shmemi_team_t *t)
                        "of the team, failed (its error says why)", shmemi_team_world_pe(t, t->local_leader));
 }
 
-static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
+/* A leader's block for the other node's leader (shmemi_barrier_carrying), sent before its
+ * arrival there: a fence orders the two (on the network's data plane the messages to one PE
+ * are applied in the order sent). */
+static int send_carry(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry)
+{
+    if (!carry)
+        return ACLSHMEM_SUCCESS;
+    if (t->n_leaders != 2 || carry->bytes > SHMEMI_BARRIER_CARRY_MAX)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "barrier: a block of %zu bytes carried over %d nodes", carry->bytes,
+                           t->n_leaders);
+    uint8_t block[SHMEMI_BARRIER_CARRY_MAX];
+    carry->build(carry->ctx, block);
+    int partner = shmemi_team_world_pe(t, t->leaders[1 - t->leader_rank]);
+    SHMEMI_TRY(inst->transport[partner]->put(inst, NULL, partner, SHMEMI_SEG_CTRL, carry->inbox, block, carry->bytes));
+    return shmemi_fence(inst, NULL);
+}
+
+static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry)
 {
     shmemi_ctrl_t *leader = shmemi_ctrl_of(inst, shmemi_team_world_pe(t, t->local_leader));
     release_t r = {&leader->node_release[t->index], 0};
@@ -188,6 +205,8 @@ static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
     arrival_t node = {count, (uint64_t)t->local_size - 1};
     int rc = shmemi_wait(inst, arrived, &node);
     if (rc == ACLSHMEM_SUCCESS)
+        rc = send_carry(inst, t, carry); /* the node's members arrived: their part is ready */
+    if (rc == ACLSHMEM_SUCCESS)
         rc = dissemination_barrier(inst, t, t->leader_rank, t->n_leaders, t->leaders);
     release_node(leader, t, &r, rc == ACLSHMEM_SUCCESS ? 1 : FAILED_RELEASE);
     return rc;
@@ -196,12 +215,14 @@ static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
 /* Two members: the dissemination barrier's one round (an add and a wait on each side) is
  * already the least there is; more members on one node: the node barrier; across nodes,
  * two levels when some node has several members. */
-static int team_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
+static int team_barrier(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry)
 {
     if (t->on_one_node && t->size > 2)
         return node_barrier(inst, t);
     if (!t->on_one_node && t->n_leaders < t->size)
-        return two_level_barrier(inst, t);
+        return two_level_barrier(inst, t, carry);
+    if (carry)
+        return shmemi_fail(ACLSHMEM_INNER_ERROR, "barrier: a block carried where no leader meets another");
     return dissemination_barrier(inst, t, t->my_idx, t->size, NULL);
 }
 
@@ -216,15 +237,20 @@ int shmemi_barrier_entered(shmemi_instance_t *inst, const shmemi_team_t *t)
            inst->teams->barrier_epoch[t->index][0];
 }
 
-int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
+int shmemi_barrier_carrying(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry)
 {
     SHMEMI_TRY(shmemi_quiet(inst, NULL));
     if (t->size == 1)
         return ACLSHMEM_SUCCESS;
     uint64_t start = shmemi_prof_begin(inst);
     pthread_mutex_lock(&t->lock);
-    int rc = team_barrier(inst, t);
+    int rc = team_barrier(inst, t, carry);
     pthread_mutex_unlock(&t->lock);
     shmemi_prof_end_frame(inst, SHMEMI_FRAME_BARRIER, start);
     return rc;
+}
+
+int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
+{
+    return shmemi_barrier_carrying(inst, t, NULL);
 }

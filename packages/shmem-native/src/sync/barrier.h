@@ -15,6 +15,25 @@
  * only grow, so there is no reset race. */
 int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t);
 
+/* A block of bytes that each node's leader sends the other node's leader with its arrival,
+ * in a barrier of a team whose members are on exactly two nodes, several on some node (the
+ * two-level barrier): build fills it (called on a
+ * leader once its node's members arrived, so that what they published before is there), and
+ * it lands at offset inbox of the other leader's control segment before that leader's
+ * barrier ends (and before it releases its node's members).  The collectives' exchange
+ * sends its records so (coll/exchange.c): no read across the network after the barrier. */
+#define SHMEMI_BARRIER_CARRY_MAX 2048
+
+typedef struct {
+    void (*build)(void *ctx, uint8_t *block);
+    void *ctx;
+    size_t bytes; /* of the block, at most SHMEMI_BARRIER_CARRY_MAX */
+    size_t inbox; /* where the other leader's block lands, in this leader's control segment */
+} shmemi_barrier_carry_t;
+
+/* shmemi_barrier carrying carry's blocks (NULL: none). */
+int shmemi_barrier_carrying(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry);
+
 /* Whether another member of t, a team on this node, is in a barrier of t that this PE has
  * not entered (its arrival counted, the barrier not released): the collectives' exchange
  * without a barrier (coll/exchange.c) asks, to tell a barrier called against its collective
