@@ -204,7 +204,10 @@ static int take_published(const shmemi_coll_slot_t *slot, uint64_t seq, uint64_t
  * called the collective and went on to a barrier published its record before it arrived,
  * so a second look finds it).  Each takes its record back, completes that barrier (which
  * the PE in it would otherwise wait in forever) and fails; the team's next collective then
- * matches on every PE. */
+ * matches on every PE.
+ *
+ * Up to 4 members: with 16 PEs on 2 CPUs, waiting for 15 records measured slower than one
+ * node barrier (fcollect of 8 B: 67-94 us against 41-49). */
 #define POLLED_MAX_MEMBERS 4
 
 static int polled(const shmemi_team_t *t)
