@@ -322,6 +322,26 @@ def calls_that_differ_fail_on_every_pe(s):
 
 @checks
 @with_scratch
+def a_barrier_against_a_collective_fails_the_collective(s):
+    """The last PE calls the team's barrier where the others call fcollect: each of them gets
+    an AclshmemError, the barrier returns, and the team's next collective works."""
+    me, n = core.my_pe(), core.n_pes()
+    src, dst = s.array(4, "int32"), s.array(4 * n, "int32")
+    if n < 2:
+        return
+    core.barrier_all()
+    if me == n - 1:
+        core.barrier_all()
+    else:
+        err = raises(AclshmemError, core.fcollect, WORLD, dst, src)
+        assert "entered a barrier of the team" in str(err), str(err)
+    src[:] = me
+    core.fcollect(WORLD, dst, src)
+    assert (dst == np.repeat(np.arange(n), 4)).all(), dst
+
+
+@checks
+@with_scratch
 def pyshmem_functions_are_the_c_ones(s):
     me, n = core.my_pe(), core.n_pes()
     src, dst = s.array(4, "int32"), s.array(4 * n, "int32")
