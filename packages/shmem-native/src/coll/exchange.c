@@ -25,6 +25,12 @@ static size_t slot_offset(const shmemi_team_t *t, uint64_t seq)
            ((size_t)t->index * 2 + (size_t)(seq & 1)) * sizeof(shmemi_coll_slot_t);
 }
 
+/* Member idx's slot of round seq, through the mapping (a member on this node). */
+static shmemi_coll_slot_t *member_slot(shmemi_instance_t *inst, const shmemi_team_t *t, int idx, uint64_t seq)
+{
+    return &shmemi_ctrl_of(inst, shmemi_team_world_pe(t, idx))->coll_record[t->index][seq & 1];
+}
+
 /* Starts reading member idx's record of round seq from its control segment: a copy through
  * the mapping on this node, else a get that joins gets (all of them wait once, together). */
 static int read_record(shmemi_instance_t *inst, const shmemi_team_t *t, int idx, uint64_t seq,
@@ -139,14 +145,14 @@ static int check_records(const char *api, const shmemi_team_t *t, const shmemi_c
     return ACLSHMEM_SUCCESS;
 }
 
-/* The team's collective count on this PE, started over for a new team under a reused id. */
-static uint64_t next_seq(shmemi_coll_team_t *state, const shmemi_team_t *t)
+/* The team's collective count on this PE, started over for a new team under a reused id
+ * (shmemi_coll_upcoming_seq). */
+static uint64_t next_seq(shmemi_instance_t *inst, const shmemi_team_t *t)
 {
-    if (state->uid != t->uid) {
-        state->uid = t->uid;
-        state->seq = 0;
-    }
-    return ++state->seq;
+    shmemi_coll_team_t *state = &inst->coll->team[t->index];
+    state->seq = shmemi_coll_upcoming_seq(inst, t);
+    state->uid = t->uid;
+    return state->seq;
 }
 
 /* ---- publishing a record ------------------------------------------------------------
@@ -240,8 +246,7 @@ static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team
      * on this node a put is a store, which the record's release makes visible before it. */
     if (inst->plugin)
         SHMEMI_TRY(shmemi_quiet(inst, NULL));
-    size_t parity = mine->seq & 1;
-    shmemi_coll_slot_t *slot = &shmemi_ctrl_of(inst, inst->my_pe)->coll_record[t->index][parity];
+    shmemi_coll_slot_t *slot = member_slot(inst, t, t->my_idx, mine->seq);
     publish(slot, mine);
     for (int i = 0; i < t->size; i++) /* they may sleep, waiting for this record */
         if (i != t->my_idx)
@@ -250,8 +255,8 @@ static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team
     int missing = -1;
     for (int k = 1; k < t->size && missing < 0; k++) {
         int i = (t->my_idx + k) % t->size;
-        polled_t p = {.inst = inst, .t = t, .seq = mine->seq, .uid = mine->team_uid, .out = &all[i],
-                      .slot = &shmemi_ctrl_of(inst, shmemi_team_world_pe(t, i))->coll_record[t->index][parity]};
+        polled_t p = {.inst = inst, .t = t, .slot = member_slot(inst, t, i, mine->seq), .seq = mine->seq,
+                      .uid = mine->team_uid, .out = &all[i]};
         SHMEMI_TRY(shmemi_wait(inst, record_ready, &p));
         if (p.in_barrier)
             missing = i;
@@ -279,9 +284,9 @@ static int polled_exchange(const char *api, shmemi_instance_t *inst, shmemi_team
  * team ids) sends them with the barrier instead: each node's leader, once its members arrived
  * (their records published), puts its node's records into the other leader's payload area of
  * the round, before its arrival there (shmemi_barrier_carrying); after the barrier each PE
- * reads the other node's records from its own leader's area through the mapping.  That area is written again two
- * rounds later, after the other node's leader passed the next barrier, which needs this
- * node's members to have arrived at it: done with these records.
+ * reads the other node's records from its own leader's area through the mapping.  That area
+ * is written again two rounds later, after the other node's leader passed the next barrier,
+ * which needs this node's members to have arrived at it: done with these records.
  *
  * 2 nodes x 2 PEs on 2 CPUs, alternating in one run: a broadcast of 8 B 75-112 -> 48-85 us,
  * of 64 KiB 112-148 -> 107-124 us.  With one PE on each node a read of the other's record
@@ -316,17 +321,16 @@ static void build_node_records(void *arg, uint8_t *block)
     for (int i = 0; i < c->t->size; i++) {
         if (!same_node(c->inst, c->t, i, c->t->my_idx))
             continue;
-        const shmemi_coll_slot_t *slot =
-            &shmemi_ctrl_of(c->inst, shmemi_team_world_pe(c->t, i))->coll_record[c->t->index][c->seq & 1];
-        memcpy(block + k++ * sizeof(shmemi_coll_record_t), slot->bytes, sizeof(shmemi_coll_record_t));
+        memcpy(block + k++ * sizeof(shmemi_coll_record_t), member_slot(c->inst, c->t, i, c->seq)->bytes,
+               sizeof(shmemi_coll_record_t));
     }
 }
 
 static int carried_exchange(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_coll_record_t *mine,
                             shmemi_coll_record_t *all)
 {
-    size_t parity = mine->seq & 1, inbox = offsetof(shmemi_ctrl_t, coll_payload) +
-                                          ((size_t)t->index * 2 + parity) * sizeof(shmemi_coll_payload_t);
+    size_t inbox = offsetof(shmemi_ctrl_t, coll_payload) +
+                   ((size_t)t->index * 2 + (size_t)(mine->seq & 1)) * sizeof(shmemi_coll_payload_t);
     carry_ctx_t ctx = {inst, t, mine->seq};
     shmemi_barrier_carry_t carry = {build_node_records, &ctx, (size_t)t->local_size * sizeof(shmemi_coll_record_t),
                                     inbox};
@@ -337,8 +341,7 @@ static int carried_exchange(shmemi_instance_t *inst, shmemi_team_t *t, const shm
         if (i == t->my_idx)
             all[i] = *mine;
         else if (same_node(inst, t, i, t->my_idx))
-            memcpy(&all[i], shmemi_ctrl_of(inst, shmemi_team_world_pe(t, i))->coll_record[t->index][parity].bytes,
-                   sizeof(all[i]));
+            memcpy(&all[i], member_slot(inst, t, i, mine->seq)->bytes, sizeof(all[i]));
         else
             memcpy(&all[i], others + k++ * sizeof(shmemi_coll_record_t), sizeof(all[i]));
     }
@@ -354,14 +357,13 @@ uint64_t shmemi_coll_upcoming_seq(shmemi_instance_t *inst, const shmemi_team_t *
 int shmemi_coll_exchange_records(const char *api, shmemi_instance_t *inst, shmemi_team_t *t,
                                  shmemi_coll_record_t *mine, shmemi_coll_record_t *all)
 {
-    mine->seq = next_seq(&inst->coll->team[t->index], t);
+    mine->seq = next_seq(inst, t);
     mine->team_uid = t->uid;
     if (polled(t)) {
         SHMEMI_TRY(polled_exchange(api, inst, t, mine, all));
         return check_records(api, t, mine, all);
     }
-    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(inst, inst->my_pe);
-    publish(&ctrl->coll_record[t->index][mine->seq & 1], mine);
+    publish(member_slot(inst, t, t->my_idx, mine->seq), mine);
     if (carried(inst, t)) {
         SHMEMI_TRY(carried_exchange(inst, t, mine, all));
         return check_records(api, t, mine, all);

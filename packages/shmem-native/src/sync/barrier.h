@@ -17,10 +17,10 @@ int shmemi_barrier(shmemi_instance_t *inst, shmemi_team_t *t);
 
 /* A block of bytes that each node's leader sends the other node's leader with its arrival,
  * in a barrier of a team whose members are on exactly two nodes, several on some node (the
- * two-level barrier): build fills it (called on a
- * leader once its node's members arrived, so that what they published before is there), and
- * it lands at offset inbox of the other leader's control segment before that leader's
- * barrier ends (and before it releases its node's members).  The collectives' exchange
+ * two-level barrier): build fills it (called on a leader once its node's members arrived,
+ * so that what they published before is there), and it lands at offset inbox of the other
+ * leader's control segment before that leader's barrier ends (and before it releases its
+ * node's members).  The collectives' exchange
  * sends its records so (coll/exchange.c): no read across the network after the barrier. */
 #define SHMEMI_BARRIER_CARRY_MAX 2048
 
