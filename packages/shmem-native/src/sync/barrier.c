@@ -129,9 +129,9 @@ static void release_node(shmemi_ctrl_t *root, const shmemi_team_t *t, const rele
  * arrives; the last to arrive puts the counter back to 0, bumps the release word and wakes
  * every member that sleeps with one call (they sleep on one futex word of the team).  One
  * round whatever the size: when PEs outnumber CPUs, a dissemination barrier needs every PE
- * to run in each of its log2(n) rounds, and each round costs context switches (issue #26).  The counter is back to 0
- * before the release, so nobody arrives at the next barrier before it is; while a member
- * waits, the release word can only move on by this one barrier. */
+ * to run in each of its log2(n) rounds, and each round costs context switches (issue #26).
+ * The counter is back to 0 before the release, so nobody arrives at the next barrier before
+ * it is; while a member waits, the release word can only move on by this one barrier. */
 static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
 {
     shmemi_ctrl_t *root = shmemi_ctrl_of(inst, shmemi_team_world_pe(t, 0));
@@ -150,8 +150,9 @@ static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
  * node uses the network, which sends 2 * nodes * log2(nodes) messages instead of
  * 2 * PEs * log2(PEs), and the others sleep instead of competing for the CPUs with the
  * leader (2 nodes x 2 PEs on 2 CPUs under load: a barrier took 0.5-1.3 ms flat).  The
- * leader releases its node as the node barrier's last arriver does.  When its part failed it still releases its node (nobody waits forever), moving the
- * release word by FAILED_RELEASE instead of 1, so that the members fail too. */
+ * leader releases its node as the node barrier's last arriver does.  When its part failed it
+ * still releases its node (nobody waits forever), moving the release word by FAILED_RELEASE
+ * instead of 1, so that the members fail too. */
 #define FAILED_RELEASE 2
 
 /* How long a member released by a failed leader waits for the news of a dead PE. */
