@@ -22,6 +22,8 @@
  * blocking get always did: 16 measured no faster over TCP between two namespaces (a 2x1
  * broadcast of 8 MiB, one get, the same at best and slower in the median). */
 #define AM_GET_WINDOW 8
+/* (A batch holds SHMEMI_GETS_MAX entries: a wider window would overrun it.) */
+_Static_assert(AM_GET_WINDOW <= SHMEMI_GETS_MAX, "a get batch holds the whole window");
 
 /* ---- sending -------------------------------------------------------------------------------- */
 
