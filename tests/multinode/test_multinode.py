@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # The cases of mn_suite (test_case_list checks this against `mn_suite --list`).
 CASES = ["init", "putmem", "typed", "strided", "nbi", "signal", "wait", "amo", "barrier",
-         "teams", "killed", "victim", "coll", "get_nbi", "reduce_blocks"]
+         "teams", "killed", "victim", "coll", "get_nbi", "reduce_blocks", "coll_mix"]
 # name: (nodes, PEs per node)
 LAYOUTS = {"2x2": (2, 2), "3x1": (3, 1)}
 
@@ -239,7 +239,7 @@ def test_multinode(build, namespaces, tmp_path, case, layout):
     check_passed(job, expected_rc, plugin_note(libdir))
 
 
-@pytest.mark.parametrize("case", ["barrier", "teams", "coll", "killed"])
+@pytest.mark.parametrize("case", ["barrier", "teams", "coll", "killed", "coll_mix"])
 def test_two_level_barrier(build, namespaces, tmp_path, case):
     """2 nodes x 3 PEs: a barrier of a team with several members on a node meets at each
     node's leader, and only the leaders cross the network (sync/barrier.c).  Three members
@@ -278,7 +278,7 @@ def test_no_plugin_on_one_node(build, namespaces, tmp_path, plugin, reason):
 
 # --- the data planes (issue #23; docs/security.rst, "The data plane across nodes") ---------
 
-RMA_PLANE_CASES = ["putmem", "nbi", "signal", "amo", "barrier", "get_nbi", "reduce_blocks"]
+RMA_PLANE_CASES = ["putmem", "nbi", "signal", "amo", "barrier", "get_nbi", "reduce_blocks", "coll_mix"]
 
 
 @pytest.mark.parametrize("case", RMA_PLANE_CASES)

@@ -38,6 +38,7 @@
 
 #include "aclshmem.h"
 #include "aclshmem/coll.h"
+#include "coll/coll_mix.h"
 
 /* Built with AddressSanitizer (gcc: __SANITIZE_ADDRESS__, clang: __has_feature). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -1294,6 +1295,27 @@ static void case_reduce_blocks(void)
     aclshmem_free(src_buf);
 }
 
+/* The seeded mixes of tests/coll/coll_mix.c across nodes: collectives of the world and of
+ * strided sub-teams that come and go (teams on one node, on several, with one PE on some
+ * node), every result checked.  Two seeds of 1500 steps each. */
+static void mix_fail(int line, const char *message)
+{
+    fail_at(__LINE__, "coll_mix.c:%d: %s", line, message);
+}
+
+static void case_coll_mix(void)
+{
+    CHECK(n <= COLL_MIX_MAX_PES, "coll_mix runs on at most %d PEs, not %d", COLL_MIX_MAX_PES, n);
+    if (n > COLL_MIX_MAX_PES)
+        return;
+    static const uint64_t seeds[] = {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        double t0 = now();
+        CHECK(coll_mix_run(n, seeds[k], 1500, mix_fail) == 0, "coll_mix_run");
+        printf("PE %d: 1500 mixed collectives in %.3f s\n", me, now() - t0);
+    }
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 static void case_init(void) { aclshmem_barrier_all(); }
 
@@ -1306,6 +1328,7 @@ static const struct {
     {"wait", case_wait},       {"amo", case_amo},       {"barrier", case_barrier},
     {"teams", case_teams},     {"killed", case_killed}, {"victim", case_victim},
     {"coll", case_coll},       {"get_nbi", case_get_nbi}, {"reduce_blocks", case_reduce_blocks},
+    {"coll_mix", case_coll_mix},
 #ifdef MN_SHARE_DATA
     {"globals", case_globals},
 #endif
