@@ -1,9 +1,9 @@
 """Checks of shmem.core's collectives (reduce, reducescatter, broadcast, fcollect, collect,
 alltoall) and of the _pyshmem functions beneath them, run as one job per PE count (see
 test_coll.py): NumPy arrays, DLPack tensors and raw Buffers of symmetric memory, every
-element type, in place, on streams and on a strided sub-team; bad arguments of one PE
-(AclshmemInvalid there, before the call) and calls that differ between PEs (AclshmemError
-on every PE)."""
+element type, in place, on streams and on a strided sub-team, and a seeded mix of all of
+them on sub-teams that come and go; bad arguments of one PE (AclshmemInvalid there,
+before the call) and calls that differ between PEs (AclshmemError on every PE)."""
 
 import numpy as np
 
@@ -34,8 +34,9 @@ def values(pe, count, dtype):
     return v.astype(dtype)
 
 
-def expected(op, n, count, dtype, first=0):
-    parts = [values(p, first + count, dtype)[first:] for p in range(n)]
+def expected(op, n, count, dtype, first=0, shift=0):
+    """op over the values of team PEs 0..n-1 (each PE p's as values(p + shift, ...))."""
+    parts = [values(p + shift, first + count, dtype)[first:] for p in range(n)]
     if op in ("and", "or", "xor"):
         fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
         out = parts[0]
@@ -414,3 +415,69 @@ def broadcast_local_of_ordinary_arrays(s):
     assert not dst.any()
     rc = P.aclshmemx_broadcastmem_local(WORLD, dst.ctypes.data, dst.ctypes.data, work.addr, 64, n)
     assert rc == P.ACLSHMEM_INVALID_PARAM and f"root {n} is not a PE" in P.aclshmemx_get_last_error()
+
+
+def _replace_team(teams, k, rng, n):
+    """Destroys sub-team k (where this PE is in it) and splits another off the world."""
+    if teams[k] != P.ACLSHMEM_TEAM_INVALID:
+        P.team_destroy(teams[k])
+    start = int(rng.integers(n))
+    stride = 1 + int(rng.integers(n))
+    size = 1 + int(rng.integers((n - 1 - start) // stride + 1))
+    teams[k] = P.team_split_strided(WORLD, start, stride, size)
+
+
+@checks
+@with_scratch
+def a_seeded_mix_on_sub_teams_that_come_and_go(s):
+    """300 steps that every PE draws from one seed: a team (the world or one of 3 strided
+    sub-teams, one replaced every 25 steps), a collective, an element type and operation
+    from the library's tables, a size and a root.  The team's members call it (the others
+    go on), so collectives of different teams overlap on the same Buffers; each step's
+    values differ, so a stale round's data fails the check."""
+    n = core.n_pes()
+    rng = np.random.default_rng(20261203)
+    src_buf, dst_buf = s.buffer(600 * 16 * n), s.buffer(600 * 16 * n)
+    teams = [P.ACLSHMEM_TEAM_INVALID] * 3
+    for k in range(3):
+        _replace_team(teams, k, rng, n)
+    ops = [op.value for op in core.ReduceOp]
+    for step in range(1, 301):
+        if step % 25 == 0:
+            _replace_team(teams, int(rng.integers(3)), rng, n)
+        pick, kind = int(rng.integers(4)), int(rng.integers(5))
+        op = ops[int(rng.integers(len(ops)))]
+        types = [t for t in core.reduce_dtypes(op) if t != "bfloat16"]  # (NumPy has no bfloat16)
+        dtype = types[int(rng.integers(len(types)))]
+        count = int(rng.choice([0, 1, 7, 64, 129, 600]))
+        root_draw = int(rng.integers(64))
+        team = WORLD if pick == 3 else teams[pick]
+        if team == P.ACLSHMEM_TEAM_INVALID:
+            continue
+        me, tn = core.team_my_pe(team), core.team_n_pes(team)
+        src, dst = src_buf.numpy(dtype), dst_buf.numpy(dtype)
+        src[:count * tn] = values(me + step, count * tn, dtype)
+        what = (step, kind, op, dtype, count, tn)
+        if kind == 0:
+            core.reduce(team, dst[:count], src[:count], op)
+            assert np.array_equal(dst[:count], expected(op, tn, count, dtype, shift=step)), what
+        elif kind == 1:
+            core.reducescatter(team, dst[:count], src[:count * tn], op)
+            assert np.array_equal(dst[:count], expected(op, tn, count, dtype, first=me * count, shift=step)), what
+        elif kind == 2:
+            root = root_draw % tn
+            core.broadcast(team, dst[:count], src[:count], root=root)
+            assert np.array_equal(dst[:count], values(root + step, count, dtype)), what
+        elif kind == 3:
+            core.fcollect(team, dst[:count * tn], src[:count])
+            want = np.concatenate([values(p + step, count, dtype) for p in range(tn)])
+            assert np.array_equal(dst[:count * tn], want), what
+        else:
+            core.alltoall(team, dst[:count * tn], src[:count * tn])
+            want = np.concatenate([values(p + step, count * tn, dtype)[me * count:(me + 1) * count]
+                                   for p in range(tn)])
+            assert np.array_equal(dst[:count * tn], want), what
+    core.barrier_all()
+    for team in teams:
+        if team != P.ACLSHMEM_TEAM_INVALID:
+            P.team_destroy(team)
