@@ -55,12 +55,6 @@ static uint32_t draw(uint32_t below)
 static const size_t sizes[] = {0, 1, 2, 31, 32, 33, 127, 128, 129, 511, 512, 513, 1000, 4096, 16385, MAX_ELEMS};
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
 
-typedef struct {
-    aclshmem_team_t id; /* ACLSHMEM_TEAM_INVALID on PEs outside it */
-    int start, stride, size;
-    int live;
-} team_slot_t;
-
 /* The value PE pe (its team index) writes at element i of step s: small, so that sums of up
  * to 8 PEs stay far from overflow, and different for every step, PE and element. */
 static int32_t value(int step, int pe, size_t i)
@@ -92,8 +86,8 @@ static void expect_values(const step_t *s, const char *what, const int32_t *got,
 {
     for (size_t i = 0; i < count; i++) {
         if (got[i] != value(s->step, pe, from + i)) {
-            report(__LINE__, "step %d, %s of %zu elements: element %zu of team PE %d is %d, not %d",
-                           s->step, what, count, from + i, pe, got[i], value(s->step, pe, from + i));
+            report(__LINE__, "step %d, %s of %zu elements: element %zu of team PE %d is %d, not %d", s->step,
+                   what, count, from + i, pe, got[i], value(s->step, pe, from + i));
             return;
         }
     }
@@ -151,11 +145,13 @@ static void run_reduce(const step_t *s, size_t count, int max, int in_place)
     expect_success(__LINE__, s, rc);
     for (size_t i = 0; i < count; i++) {
         int32_t want = max ? INT32_MIN : 0;
-        for (int pe = 0; pe < s->n; pe++)
-            want = max ? (value(s->step, pe, i) > want ? value(s->step, pe, i) : want) : want + value(s->step, pe, i);
+        for (int pe = 0; pe < s->n; pe++) {
+            int32_t v = value(s->step, pe, i);
+            want = max ? (v > want ? v : want) : want + v;
+        }
         if (out[i] != want) {
-            report(__LINE__, "step %d, %s reduce of %zu elements%s: element %zu is %d, not %d",
-                           s->step, max ? "max" : "sum", count, in_place ? " in place" : "", i, out[i], want);
+            report(__LINE__, "step %d, %s reduce of %zu elements%s: element %zu is %d, not %d", s->step,
+                   max ? "max" : "sum", count, in_place ? " in place" : "", i, out[i], want);
             return;
         }
     }
@@ -170,38 +166,36 @@ static void run_reducescatter(const step_t *s, size_t count)
         for (int pe = 0; pe < s->n; pe++)
             want += value(s->step, pe, (size_t)s->me * count + i);
         if (s->dst[i] != want) {
-            report(__LINE__, "step %d, reduce-scatter of %zu elements: element %zu is %d, not %d",
-                           s->step, count, i, s->dst[i], want);
+            report(__LINE__, "step %d, reduce-scatter of %zu elements: element %zu is %d, not %d", s->step,
+                   count, i, s->dst[i], want);
             return;
         }
     }
 }
 
-/* Destroys slot k's team (if live) and splits another off the world in its place. */
-static void replace_team(team_slot_t *slot, int n_world)
+/* Destroys *team (where this PE is in it) and splits another off the world in its place:
+ * ACLSHMEM_TEAM_INVALID on the PEs outside the new one. */
+static void replace_team(aclshmem_team_t *team, int n_world)
 {
-    if (slot->live && slot->id != ACLSHMEM_TEAM_INVALID)
-        aclshmem_team_destroy(slot->id);
-    slot->start = (int)draw((uint32_t)n_world);
-    slot->stride = 1 + (int)draw((uint32_t)n_world);
-    int room = (n_world - 1 - slot->start) / slot->stride + 1;
-    slot->size = 1 + (int)draw((uint32_t)room);
-    slot->live = 1;
-    int rc = aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, slot->start, slot->stride, slot->size, &slot->id);
+    if (*team != ACLSHMEM_TEAM_INVALID)
+        aclshmem_team_destroy(*team);
+    int start = (int)draw((uint32_t)n_world);
+    int stride = 1 + (int)draw((uint32_t)n_world);
+    int size = 1 + (int)draw((uint32_t)((n_world - 1 - start) / stride + 1));
+    int rc = aclshmem_team_split_strided(ACLSHMEM_TEAM_WORLD, start, stride, size, team);
     if (rc != ACLSHMEM_SUCCESS) {
-        report(__LINE__, "splitting PEs %d + %d k (%d of them) off the world returned %d", slot->start, slot->stride,
-               slot->size, rc);
-        slot->id = ACLSHMEM_TEAM_INVALID; /* (every PE fails alike: the split is collective) */
+        report(__LINE__, "splitting PEs %d + %d k (%d of them) off the world returned %d", start, stride, size, rc);
+        *team = ACLSHMEM_TEAM_INVALID; /* (every PE fails alike: the split is collective) */
     }
 }
 
-static void run_step(int step, team_slot_t *teams, int32_t *src, int32_t *dst)
+static void run_step(int step, const aclshmem_team_t *teams, int32_t *src, int32_t *dst)
 {
     int pick = (int)draw(LIVE_TEAMS + 1); /* LIVE_TEAMS: the world */
     int kind = (int)draw(8);
     size_t count = sizes[draw(N_SIZES)];
     int root_draw = (int)draw(64), in_place = (int)draw(2);
-    aclshmem_team_t team = pick == LIVE_TEAMS ? ACLSHMEM_TEAM_WORLD : teams[pick].id;
+    aclshmem_team_t team = pick == LIVE_TEAMS ? ACLSHMEM_TEAM_WORLD : teams[pick];
     if (team == ACLSHMEM_TEAM_INVALID)
         return; /* this PE is not a member: the members run it without us */
     step_t s = {step, aclshmem_team_my_pe(team), aclshmem_team_n_pes(team), team, src, dst};
@@ -231,9 +225,11 @@ int coll_mix_run(int n_world, uint64_t seed, int steps, coll_mix_report_fn repor
         return -1;
     }
     rng_state = seed;
-    team_slot_t teams[LIVE_TEAMS] = {{0}};
-    for (int k = 0; k < LIVE_TEAMS; k++)
+    aclshmem_team_t teams[LIVE_TEAMS];
+    for (int k = 0; k < LIVE_TEAMS; k++) {
+        teams[k] = ACLSHMEM_TEAM_INVALID;
         replace_team(&teams[k], n_world);
+    }
     for (int step = 1; step <= steps; step++) { /* on after a failure: the others need this PE */
         if (step % 40 == 0)
             replace_team(&teams[draw(LIVE_TEAMS)], n_world);
@@ -241,8 +237,8 @@ int coll_mix_run(int n_world, uint64_t seed, int steps, coll_mix_report_fn repor
     }
     aclshmem_barrier_all();
     for (int k = 0; k < LIVE_TEAMS; k++)
-        if (teams[k].id != ACLSHMEM_TEAM_INVALID)
-            aclshmem_team_destroy(teams[k].id);
+        if (teams[k] != ACLSHMEM_TEAM_INVALID)
+            aclshmem_team_destroy(teams[k]);
     aclshmem_free(src);
     aclshmem_free(dst);
     return 0;

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #define COLL_MIX_MAX_PES 8 /* the world it runs on, at most */
-#define COLL_MIX_HEAP_BYTES ((size_t)8 << 20) /* what it allocates, at most (two buffers) */
 
 /* Reports one failed check: the line of coll_mix.c, and what was wrong. */
 typedef void (*coll_mix_report_fn)(int line, const char *message);
