@@ -77,6 +77,7 @@
 #define SETTLE_NS 10000000L  /* the time a waiting target gets to fall asleep (10 ms) */
 #define SPIN_LIMIT_S 60.0    /* a spinning target gives up after this (a library that never delivers) */
 #define COLL_MAX_BLOCK (1L << 20) /* the largest block of the collectives */
+#define CHECK_LONGS 4             /* longs per PE of check_collectives */
 
 /* Words of the symmetric control array. */
 enum { C_SHARE, C_WAKE, C_PP, C_WORD, C_COUNT };
@@ -401,29 +402,30 @@ COLL_KERNEL(k_fcollect, shmem_fcollect64(buf, loc, nelems, 0, 0, npes, ps))
 COLL_KERNEL(k_reduce, shmem_long_sum_to_all((long *)buf, (long *)loc, (int)nelems, 0, 0, npes, pw, ps))
 COLL_KERNEL(k_alltoall, shmem_alltoall64(buf, loc, nelems, 0, 0, npes, ps))
 
-/* One call of each collective on 4 longs per PE, checked on every PE; exits on a mismatch. */
+/* One call of each collective on CHECK_LONGS longs per PE, checked on every PE; exits on a
+ * mismatch. */
 static void check_collectives(void)
 {
     long *src = (long *)loc, *dst = (long *)buf;
     int bad = 0;
-    for (int k = 0; k < 4 * npes; k++)
+    for (int k = 0; k < CHECK_LONGS * npes; k++)
         src[k] = 1000L * me + k;
     shmem_barrier_all();
-    shmem_long_sum_to_all(dst, src, 4, 0, 0, npes, pwrk[0], psync[0]);
-    for (int k = 0; k < 4; k++)
+    shmem_long_sum_to_all(dst, src, CHECK_LONGS, 0, 0, npes, pwrk[0], psync[0]);
+    for (int k = 0; k < CHECK_LONGS; k++)
         bad |= dst[k] != 1000L * npes * (npes - 1) / 2 + (long)npes * k;
     shmem_barrier_all(); /* dest is read before the next call writes it */
-    shmem_fcollect64(dst, src, 4, 0, 0, npes, psync[1]);
-    for (int k = 0; k < 4 * npes; k++)
-        bad |= dst[k] != 1000L * (k / 4) + k % 4;
+    shmem_fcollect64(dst, src, CHECK_LONGS, 0, 0, npes, psync[1]);
+    for (int k = 0; k < CHECK_LONGS * npes; k++)
+        bad |= dst[k] != 1000L * (k / CHECK_LONGS) + k % CHECK_LONGS;
     shmem_barrier_all();
-    shmem_alltoall64(dst, src, 4, 0, 0, npes, psync[0]);
-    for (int k = 0; k < 4 * npes; k++)
-        bad |= dst[k] != 1000L * (k / 4) + 4L * me + k % 4;
+    shmem_alltoall64(dst, src, CHECK_LONGS, 0, 0, npes, psync[0]);
+    for (int k = 0; k < CHECK_LONGS * npes; k++)
+        bad |= dst[k] != 1000L * (k / CHECK_LONGS) + (long)CHECK_LONGS * me + k % CHECK_LONGS;
     shmem_barrier_all();
     dst[0] = -1;
-    shmem_broadcast64(dst, src, 4, 0, 0, 0, npes, psync[1]);
-    bad |= me == 0 ? dst[0] != -1 : dst[3] != 3;
+    shmem_broadcast64(dst, src, CHECK_LONGS, 0, 0, 0, npes, psync[1]);
+    bad |= me == 0 ? dst[0] != -1 : dst[CHECK_LONGS - 1] != CHECK_LONGS - 1;
     shmem_barrier_all();
     shmem_collect64(dst, src, 2, 0, 0, npes, psync[0]);
     for (int k = 0; k < 2 * npes; k++)
@@ -610,9 +612,12 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 2;
     }
+    /* check_collectives uses 4 longs per PE whatever the largest message is. */
+    size_t buf_bytes = (size_t)max_size > CHECK_LONGS * sizeof(long) * (size_t)npes
+                           ? (size_t)max_size : CHECK_LONGS * sizeof(long) * (size_t)npes;
     ctl = shmem_malloc(C_COUNT * sizeof(long));
-    buf = shmem_malloc((size_t)max_size);
-    loc = shmem_malloc((size_t)max_size);
+    buf = shmem_malloc(buf_bytes);
+    loc = shmem_malloc(buf_bytes);
     pe_seconds = shmem_malloc((size_t)npes * sizeof(double));
     if (!pe_seconds)
         buf = NULL; /* reported below */
