@@ -4,8 +4,9 @@
  * (of the world and of a team), AMOs, put with signal, waits, a global variable as a target,
  * a lock and collectives (team-based and over active sets) all work between nodes; and that
  * contexts have channels of their own there (a context's quiet completes what it sent, seen
- * through another channel; threads with private contexts; contexts made and destroyed
- * many times leave no file descriptors behind).  Started by oshrun; OSH_PPN is the number
+ * through another channel; a barrier completes while the PEs' contexts lie idle; threads
+ * with private contexts; contexts made and destroyed many times leave no file descriptors
+ * behind).  Started by oshrun; OSH_PPN is the number
  * of PEs per node (unset: every PE on one node).  Prints "PASS PE <n>" and exits 0, or says what was
  * wrong and exits 1.  Run on one node by meson test osh_nodes, across nodes by
  * tests/multinode/test_openshmem_nodes.py.
@@ -170,6 +171,30 @@ static int open_fds(void)
     return count;
 }
 
+/* Round after round, a new context writes to the PE one node ahead and is quieted, and then
+ * every PE meets in a barrier while the contexts lie idle: the barrier's quiet (of the
+ * default context) must complete without them.  On the RMA plane a quiet used to flush the
+ * whole UCX worker, which also waited for the endpoint UCX had made there for the PE
+ * behind's context, and that finishes connecting only when the PE behind progresses its
+ * context, not while it waits in the barrier: 6 of 6 jobs of 20 such rounds hung. */
+static void check_barriers_beside_idle_contexts(int me, int n, int ppn)
+{
+    enum { CONTEXT_ROUNDS = 20 };
+    long *box = shmem_calloc(1, sizeof(long));
+    int ahead = (me + ppn) % n, behind = (me + n - ppn) % n;
+    for (int r = 0; r < CONTEXT_ROUNDS; r++) {
+        shmem_ctx_t ctx;
+        CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0);
+        shmem_ctx_long_p(ctx, box, 1000L * r + me, ahead);
+        shmem_ctx_quiet(ctx);
+        shmem_barrier_all();
+        CHECK(*box == 1000L * r + behind);
+        shmem_barrier_all(); /* box is read before the next round writes it */
+        shmem_ctx_destroy(ctx);
+    }
+    shmem_free(box);
+}
+
 /* Contexts made, used across nodes and destroyed again and again: every one's worker,
  * sockets and endpoints go with it, here and at the PE it wrote to. */
 static void check_context_churn(int me, int n, int ppn)
@@ -280,6 +305,7 @@ int main(void)
     int ppn = ppn_text ? atoi(ppn_text) : n;
     check_shared_team(me, n, ppn);
     check_contexts(me, n, ppn);
+    check_barriers_beside_idle_contexts(me, n, ppn);
     check_context_quiet(me, n, ppn);
     check_threads_with_contexts(me, n, ppn);
     check_context_churn(me, n, ppn);
