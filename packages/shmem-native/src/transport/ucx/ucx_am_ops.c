@@ -19,15 +19,19 @@
  * segments of 64 KiB (UCX_TCP_RX_SEG_SIZE), of which the transport's and UCP's headers, our
  * header and UCP's receive descriptor take about 0.4 KiB (UCX 1.13: 65536 - 448 bytes still
  * fit, 65536 - 384 did not).  A longer message is sent in fragments that UCP puts together
- * again before our handler sees it (UCP_AM_FLAG_WHOLE_MSG), and that costs far more than a
- * copy: a broadcast of 8 MiB across 2 nodes x 2 PEs took 10.3-10.7 ms in 64 KiB pieces,
- * 5.5-5.8 ms in 60 KiB pieces (alternating runs); 60, 63 and 63.5 KiB measured the same,
- * and 60 leaves room for other versions' headers.  A get's reply also stays within what the
- * receiver accepts (SHMEMI_AM_GET_MAX in ucx_am.c). */
+ * again before our handler sees it (UCP_AM_FLAG_WHOLE_MSG), and a piece just over one
+ * segment cost far more than that copy: a broadcast of 8 MiB across 2 nodes x 2 PEs took
+ * 10.3-10.7 ms in 64 KiB pieces, 5.5-5.8 ms in 60 KiB pieces (alternating runs); 60, 63 and
+ * 63.5 KiB measured the same, and 60 leaves room for other versions' headers.  Fragments as
+ * such cost less: with UCX_TCP_RX_SEG_SIZE=32k, 60 KiB pieces took that broadcast
+ * 5.0-5.3 ms and pieces of 31 KiB, one segment each, 5.5-5.7 ms, so the size does not
+ * follow that variable.  A get's reply also stays within what the receiver accepts
+ * (SHMEMI_AM_GET_MAX in ucx_am.c). */
 #define AM_PIECE ((size_t)60 << 10)
 /* A batch keeps at most this many pieces in flight (the oldest is awaited first), as the
  * blocking get always did: 16 measured no faster over TCP between two namespaces (a 2x1
- * broadcast of 8 MiB, one get, the same at best and slower in the median). */
+ * broadcast of 8 MiB, one get, the same at best and slower in the median; with 60 KiB
+ * pieces, 2x2, the same within the noise). */
 #define AM_GET_WINDOW 8
 /* (A batch holds SHMEMI_GETS_MAX entries: a wider window would overrun it.) */
 _Static_assert(AM_GET_WINDOW <= SHMEMI_GETS_MAX, "a get batch holds the whole window");
