@@ -612,9 +612,9 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 2;
     }
-    /* check_collectives uses 4 longs per PE whatever the largest message is. */
-    size_t buf_bytes = (size_t)max_size > CHECK_LONGS * sizeof(long) * (size_t)npes
-                           ? (size_t)max_size : CHECK_LONGS * sizeof(long) * (size_t)npes;
+    /* check_collectives uses CHECK_LONGS longs per PE whatever the largest message is. */
+    size_t check_bytes = CHECK_LONGS * sizeof(long) * (size_t)npes;
+    size_t buf_bytes = (size_t)max_size > check_bytes ? (size_t)max_size : check_bytes;
     ctl = shmem_malloc(C_COUNT * sizeof(long));
     buf = shmem_malloc(buf_bytes);
     loc = shmem_malloc(buf_bytes);
