@@ -131,6 +131,8 @@ void shmemi_ucx_channel_free(ucx_channel_t *c, int force);
 int shmemi_ucx_endpoint(ucx_channel_t *c, int pe, ucp_ep_h *ep);
 /* The endpoint to a peer on c's worker, with the peer's keys unpacked for it (RMA plane). */
 int shmemi_ucx_connect(ucx_channel_t *c, int pe);
+/* Both planes' ptr operation: another node's memory has no address here (NULL). */
+void *shmemi_ucx_no_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset);
 
 /* ucx_card.c: the exchange of what each PE tells the others (worker address, plane,
  * capability or remote keys, its host's addresses), then the main endpoints.  Collective. */

@@ -311,12 +311,6 @@ static int am_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
     return ACLSHMEM_SUCCESS;
 }
 
-static void *am_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
-{
-    (void)inst, (void)pe, (void)seg, (void)offset;
-    return NULL; /* another node's memory has no address here */
-}
-
 const shmemi_transport_ops_t shmemi_ucx_am_ops = {
     .name = "ucx-am",
     .put = am_put,
@@ -327,7 +321,7 @@ const shmemi_transport_ops_t shmemi_ucx_am_ops = {
     .notify = am_notify,
     .quiet = am_quiet,
     .fence = am_fence,
-    .ptr = am_ptr,
+    .ptr = shmemi_ucx_no_ptr,
 };
 
 /* ---- receiving ------------------------------------------------------------------------------- */

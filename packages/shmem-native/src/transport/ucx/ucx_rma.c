@@ -302,12 +302,6 @@ static int ucx_fence(shmemi_instance_t *inst, shmemi_channel_t *ch)
     return fence_worker(ucx_channel(inst, ch), -1);
 }
 
-static void *ucx_ptr(shmemi_instance_t *inst, int pe, int seg, size_t offset)
-{
-    (void)inst, (void)pe, (void)seg, (void)offset;
-    return NULL; /* another node's memory has no address here */
-}
-
 const shmemi_transport_ops_t shmemi_ucx_rma_ops = {
     .name = "ucx-rma",
     .put = ucx_put,
@@ -318,5 +312,5 @@ const shmemi_transport_ops_t shmemi_ucx_rma_ops = {
     .notify = ucx_notify,
     .quiet = ucx_quiet,
     .fence = ucx_fence,
-    .ptr = ucx_ptr,
+    .ptr = shmemi_ucx_no_ptr,
 };
