@@ -39,7 +39,11 @@ typedef struct {
     _Atomic uint32_t doorbell;
     /* 1 while a waiter may be asleep on the doorbell; the writer that wakes it clears it. */
     _Atomic uint32_t sleeping;
-    uint8_t pad[56];
+    /* 1 when this PE's waiters make every registered process's CPU pass a memory barrier
+     * before they sleep (membarrier(2), see core/wait.c): then a registered writer's notify
+     * needs no fence of its own.  Written once at init. */
+    _Atomic uint32_t waiter_fences_writers;
+    uint8_t pad[52];
     /* Barrier arrivals per team and dissemination round; monotonic. */
     _Atomic uint64_t team_psync[ACLSHMEM_MAX_TEAMS][SHMEMI_BARRIER_ROUNDS];
     /* The node barrier of teams whose members all share this node (sync/barrier.c), kept

@@ -10,6 +10,7 @@
  * until the waiter answers on the writer's own ack word (a barrier would ring the waiter's
  * doorbell too and hide a missing wake-up). */
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -210,12 +211,65 @@ static int t_two_sleepers(int me, int n)
     return 0;
 }
 
+/* Busy-waits for ns nanoseconds (usleep's granularity is too coarse for the sweep below). */
+static void spin_ns(long ns)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
+/* Writes that land while the waiter is falling asleep.  A put's notify has no fence of its
+ * own when the waiter makes every CPU pass one before it sleeps (membarrier, core/wait.c),
+ * and a wake-up lost around that moment would hang the round (no recheck here).  The
+ * writer's delay sweeps, in steps of SWEEP_STEP_NS, across the time the waiter spins and
+ * yields before it sleeps (20 us), several times over; the acks go the other way through
+ * the same moment.  The window a missing barrier would open is a few nanoseconds wide: on
+ * the 2-CPU machine this was written on, 60000 rounds with the waiter's barrier removed did
+ * not hit it, so this case guards the whole fall-asleep path rather than proving the
+ * barrier, whose proof is the kernel's guarantee (see core/wait.c). */
+#define SWEEP_STEP_NS 25L
+#define SWEEP_END_NS 40000L
+#define SWEEPS 4
+
+static int t_sleep_races(int me, int n)
+{
+    (void)n;
+    int64_t *words = aclshmem_malloc(2 * sizeof(int64_t)), *word = words, *ack = words + 1;
+    ASSERT_NOT_NULL(words);
+    *word = *ack = 0;
+    aclshmem_barrier_all();
+    int64_t round = 0;
+    for (int sweep = 0; sweep < SWEEPS; sweep++) {
+        for (long delay = 0; delay < SWEEP_END_NS; delay += SWEEP_STEP_NS) {
+            round++;
+            if (me == 0) {
+                spin_ns(delay);
+                if (round % 2)
+                    aclshmem_putmem(word, &round, sizeof(round), 1);
+                else
+                    aclshmem_int64_p(word, round, 1);
+                await_ack(ack, round);
+            } else {
+                aclshmem_int64_wait_until(word, ACLSHMEM_CMP_EQ, round);
+                send_ack(ack, round);
+            }
+        }
+    }
+    aclshmem_barrier_all();
+    aclshmem_free(words);
+    return 0;
+}
+
 static const harness_case cases[] = {
     {"word_waits", t_word_waits, {0}, {2, 0}},
     {"signal_waits", t_signal_waits, {0}, {2, 0}},
     {"barrier_arrival", t_barrier_arrival, {0}, {2, 3, 4, 0}},
     {"collective_arrival", t_collective_arrival, {0}, {2, 3, 4, 0}},
     {"two_sleepers", t_two_sleepers, {0}, {2, 0}},
+    {"sleep_races", t_sleep_races, {0}, {2, 0}},
 };
 
 int main(int argc, char **argv)
