@@ -5,7 +5,9 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +29,8 @@
  * of it in the fence), and writes are many where sleeps are few, so the waiter pays for both
  * when the kernel allows it: before its look it makes every CPU that runs a thread of a
  * registered process pass a full barrier (membarrier(2), MEMBARRIER_CMD_GLOBAL_EXPEDITED;
- * each PE's process registers at init, in a thread of its own), and a registered writer's
- * fence is then only the compiler's.
+ * each PE's process registers once, see shmemi_wait_register_process), and a registered
+ * writer's fence is then only the compiler's.
  * A writer's load of sleeping either comes after that CPU's barrier, which came after the
  * waiter's sleeping = 1 (it sees 1), or before it, and then so did its write, which the
  * barrier made visible before the waiter's look.  One barrier covers a waiter for as long as
@@ -89,6 +91,14 @@ static long membarrier(int cmd)
     return syscall(SYS_membarrier, cmd, 0, 0);
 }
 
+/* Whether the kernel has the barriers (since Linux 4.16, unless a seccomp filter says no). */
+static int barriers_available(void)
+{
+    long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    long wanted = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+    return cmds > 0 && (cmds & wanted) == wanted;
+}
+
 /* Whether this process is registered for the waiters' barriers, so that its writes need
  * no fence when their target's waiters make one.  Registration is per process, and a
  * child of fork is a new process, not registered. */
@@ -99,46 +109,43 @@ static void forked_child(void)
     atomic_store(&writes_unfenced, 0);
 }
 
-/* Registering waits for an RCU grace period when the process has more than one thread
- * (17 ms measured here, where a lone thread takes 2 us), so it runs beside the PE rather
- * than in its init; until it is done the PE's writes fence as before. */
-static void *register_process(void *unused)
+/* The threads of this process, from /proc/self/stat (its 20th field); 0 when unknown. */
+static long process_threads(void)
 {
-    (void)unused;
-    if (membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
-        atomic_store(&writes_unfenced, 1);
-    return NULL;
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return 0;
+    char line[1024];
+    long threads = 0;
+    if (fgets(line, sizeof(line), f)) {
+        const char *p = strrchr(line, ')'); /* the command name may hold spaces */
+        for (int field = 2; p && field < 20; field++)
+            p = strchr(p + 1, ' ');
+        if (p)
+            threads = strtol(p + 1, NULL, 10);
+    }
+    fclose(f);
+    return threads;
 }
 
-static void start_registration(void)
+static void register_once(void)
 {
     pthread_atfork(NULL, NULL, forked_child);
-    pthread_attr_t attr;
-    pthread_t thread;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    (void)pthread_create(&thread, &attr, register_process, NULL);
-    pthread_attr_destroy(&attr);
+    if (barriers_available() && process_threads() == 1 && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
+        atomic_store(&writes_unfenced, 1);
 }
 
-/* Whether the kernel has the barriers (since Linux 4.16, unless a seccomp filter says no). */
-static int barriers_available(void)
+void shmemi_wait_register_process(void)
 {
-    long cmds = membarrier(MEMBARRIER_CMD_QUERY);
-    long wanted = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
-    return cmds > 0 && (cmds & wanted) == wanted;
+    static pthread_once_t registration = PTHREAD_ONCE_INIT;
+    pthread_once(&registration, register_once);
 }
 
 /* PEs of other "nodes" that are network namespaces of this machine share its CPUs too. */
 void shmemi_wait_init(shmemi_instance_t *inst)
 {
-    static pthread_once_t registration = PTHREAD_ONCE_INIT;
     inst->oversubscribed = inst->heaps.pes_on_machine > usable_cpus();
-    int available = barriers_available();
-    if (available)
-        pthread_once(&registration, start_registration);
-    atomic_store(&shmemi_ctrl_of(inst, inst->my_pe)->waiter_fences_writers, (uint32_t)available);
+    atomic_store(&shmemi_ctrl_of(inst, inst->my_pe)->waiter_fences_writers, (uint32_t)barriers_available());
 }
 
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl)

@@ -32,6 +32,14 @@ long shmemi_elapsed_ns(const struct timespec *since);
  * machine runs more PEs than this process has CPUs (inst->oversubscribed). */
 void shmemi_wait_init(shmemi_instance_t *inst);
 
+/* Registers this process for the barriers that waiters make before they sleep, so that
+ * its writes need no fence of their own (core/wait.c); where it is not registered they
+ * fence.  Registering a process that has one thread costs 2 us; one with more waits for an
+ * RCU grace period (17 ms measured), in the kernel, so only a process that has one thread
+ * when its first init starts registers (a C program, Python without numpy or torch).
+ * Once per process, before the init's threads start. */
+void shmemi_wait_register_process(void);
+
 /* Call after writing into the PE of ctrl: wakes its waiters if one may sleep.  It costs a
  * fence and a load of a line nobody writes while no one sleeps; no system call, no
  * read-modify-write on the target's lines. */

@@ -175,6 +175,7 @@ static int build_instance(shmemi_instance_t *inst, const shmemi_uid_inner_t *inn
         SHMEMI_TRY(shmemi_data_segment_acquire(&data));
         inst->holds_data_segment = 1;
     }
+    shmemi_wait_register_process(); /* also before this instance's threads: see core/wait.h */
     shmemi_engine_defaults(inst);
     SHMEMI_TRY(shmemi_prof_init(inst));
 
