@@ -131,7 +131,8 @@ static long process_threads(void)
 static void register_once(void)
 {
     pthread_atfork(NULL, NULL, forked_child);
-    if (barriers_available() && process_threads() == 1 && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
+    if (barriers_available() && process_threads() == 1 &&
+        membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
         atomic_store(&writes_unfenced, 1);
 }
 

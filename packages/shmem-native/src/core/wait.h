@@ -41,8 +41,9 @@ void shmemi_wait_init(shmemi_instance_t *inst);
 void shmemi_wait_register_process(void);
 
 /* Call after writing into the PE of ctrl: wakes its waiters if one may sleep.  It costs a
- * fence and a load of a line nobody writes while no one sleeps; no system call, no
- * read-modify-write on the target's lines. */
+ * fence (only the compiler's when this process registered and ctrl's waiters make the
+ * barrier, see shmemi_wait_register_process) and a load of a line nobody writes while no
+ * one sleeps; no system call, no read-modify-write on the target's lines. */
 void shmemi_doorbell_notify(shmemi_ctrl_t *ctrl);
 /* Wakes the PE's waiters whatever they wait for (the job failed, a wait must end). */
 void shmemi_doorbell_ring(shmemi_ctrl_t *ctrl);
