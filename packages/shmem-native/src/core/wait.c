@@ -5,12 +5,12 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "base/proc_stat.h"
 
 /* Phases of a wait, by elapsed time.  Busy-polling answers fastest when the partner runs on
  * another core; yielding hands the CPU to a PE that needs it when PEs outnumber cores (a
@@ -109,23 +109,11 @@ static void forked_child(void)
     atomic_store(&writes_unfenced, 0);
 }
 
-/* The threads of this process, from /proc/self/stat (its 20th field); 0 when unknown. */
-static long process_threads(void)
+/* The threads of this process (field 20 of /proc/self/stat), or 0 if unknown. */
+static unsigned long long process_threads(void)
 {
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (!f)
-        return 0;
-    char line[1024];
-    long threads = 0;
-    if (fgets(line, sizeof(line), f)) {
-        const char *p = strrchr(line, ')'); /* the command name may hold spaces */
-        for (int field = 2; p && field < 20; field++)
-            p = strchr(p + 1, ' ');
-        if (p)
-            threads = strtol(p + 1, NULL, 10);
-    }
-    fclose(f);
-    return threads;
+    unsigned long long threads = 0;
+    return shmemi_proc_stat_field(20, &threads) == 0 ? threads : 0;
 }
 
 static void register_once(void)

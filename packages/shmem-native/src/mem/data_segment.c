@@ -52,6 +52,7 @@
 #include "aclshmem/types.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/proc_stat.h"
 #include "mem/heap.h"
 
 #define DATA_MEMFD_NAME "aclshmem-data"
@@ -143,19 +144,8 @@ static int read_main_program(struct dl_phdr_info *info, size_t size, void *arg)
 /* Where the kernel started the brk heap (field 47 of /proc/self/stat), or 0 if unknown. */
 static uintptr_t brk_heap_start(void)
 {
-    char buf[2048];
-    FILE *f = fopen("/proc/self/stat", "r");
-    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
     unsigned long long value = 0;
-    for (int field = 2; p && field < 47; field++) /* p is at the end of field `field` */
-        p = strchr(p + 1, ' ');
-    if (!p || sscanf(p + 1, "%llu", &value) != 1)
-        return 0;
-    return (uintptr_t)value;
+    return shmemi_proc_stat_field(47, &value) == 0 ? (uintptr_t)value : 0;
 }
 
 static int find_writable_range(writable_range_t *r)
