@@ -10,7 +10,6 @@
  * until the waiter answers on the writer's own ack word (a barrier would ring the waiter's
  * doorbell too and hide a missing wake-up). */
 #include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -214,11 +213,9 @@ static int t_two_sleepers(int me, int n)
 /* Busy-waits for ns nanoseconds (usleep's granularity is too coarse for the sweep below). */
 static void spin_ns(long ns)
 {
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < ns);
+    double end = harness_now() + (double)ns * 1e-9;
+    while (harness_now() < end)
+        ;
 }
 
 /* Writes that land while the waiter is falling asleep.  A put's notify has no fence of its
