@@ -235,12 +235,15 @@ FAILED_SUITES=()
 #   KIND meson: FILE is meson's testlog.json; KIND junit: FILE is a pytest junit XML;
 #   KIND doctest: FILE is the output.txt of sphinx-build -b doctest.
 # Prints "P F S" (passed, failed, skipped).
+# The names of the failed tests go to the file FAILED_TESTS_LOG names, when it is set, so
+# that print_summary can list them at the end of a long log.
 count_results() {
-    "$VENV_PY" - "$1" "$2" <<'PY'
+    "$VENV_PY" - "$1" "$2" "${FAILED_TESTS_LOG:-}" <<'PY'
 import json, re, sys
 import xml.etree.ElementTree as ET
-kind, path = sys.argv[1], sys.argv[2]
+kind, path, failed_log = sys.argv[1], sys.argv[2], sys.argv[3]
 p = f = s = 0
+failed = []
 try:
     if kind == "meson":
         with open(path, encoding="utf-8") as fh:
@@ -248,13 +251,15 @@ try:
                 line = line.strip()
                 if not line:
                     continue
-                result = json.loads(line).get("result", "")
+                test = json.loads(line)
+                result = test.get("result", "")
                 if result in ("OK", "EXPECTEDFAIL"):
                     p += 1
                 elif result == "SKIP":
                     s += 1
                 else:
                     f += 1
+                    failed.append(f"{test.get('name', '?')} ({result})")
     elif kind == "doctest":
         # The summary that sphinx's doctest builder writes to output.txt.
         with open(path, encoding="utf-8") as fh:
@@ -272,10 +277,24 @@ try:
             p += total - bad - skip
             f += bad
             s += skip
+            for case in suite.iter("testcase"):
+                if case.find("failure") is not None or case.find("error") is not None:
+                    failed.append(f"{case.get('classname', '')}::{case.get('name', '?')}")
 except (OSError, ValueError, AttributeError, ET.ParseError):
     pass
+if failed_log and failed:
+    with open(failed_log, "a", encoding="utf-8") as fh:
+        fh.writelines(f"{name}\n" for name in failed)
 print(p, f, s)
 PY
+}
+
+# start_failed_tests_log FILE: from now on count_results lists the failed tests in FILE
+# (emptied here), and print_summary prints them.
+start_failed_tests_log() {
+    FAILED_TESTS_LOG=$1
+    mkdir -p "$(dirname "$FAILED_TESTS_LOG")"
+    : >"$FAILED_TESTS_LOG"
 }
 
 # record NAME STATUS P F S: adds a suite's outcome to the totals.
@@ -298,6 +317,10 @@ print_summary() {
     echo
     if [ "${#FAILED_SUITES[@]}" -gt 0 ]; then
         echo "ci/$(basename "$0"): failing suites: ${FAILED_SUITES[*]}"
+        if [ -s "${FAILED_TESTS_LOG:-}" ]; then
+            echo "failed tests:"
+            sed 's/^/  /' "$FAILED_TESTS_LOG"
+        fi
     fi
     printf 'summary: %d passed, %d failed, %d skipped\n' "$PASSED" "$FAILED" "$SKIPPED"
     [ "${#FAILED_SUITES[@]}" -eq 0 ]

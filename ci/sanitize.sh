@@ -36,6 +36,7 @@ ensure_system_packages
 step "build tools (venv $CI_VENV)"
 ensure_venv "${PIP_BUILD_PACKAGES[@]}"
 
+start_failed_tests_log "$CI_BUILD_DIR-sanitizers/failed-tests.txt"
 run_sanitizers "${which[*]}" "$@"
 
 CI_DONE=1

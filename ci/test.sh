@@ -51,6 +51,7 @@ meson_setup -Dtests=true -Dexamples=true
 
 step "build"
 meson_build
+start_failed_tests_log "$RESULTS_DIR/failed-tests.txt"
 
 # --- C tests ------------------------------------------------------------------------
 step "C tests (meson test)"
