@@ -63,8 +63,11 @@ echo "pkg-config --cflags --libs aclshmem: $FLAGS"
 cc examples/openshmem/ring.c $FLAGS -o "$WORK/ring"
 # The root's library and no other (a /usr/local one, say): the system loader, told where.
 export LD_LIBRARY_PATH="$ROOT/usr/lib/$MULTIARCH"
-ldd "$WORK/ring" | grep -q "libaclshmem.so.1 => $ROOT/usr/lib/$MULTIARCH/libaclshmem.so.1" ||
-    { ldd "$WORK/ring"; echo "the program does not load the root's libaclshmem" >&2; exit 1; }
+# (ldd's whole output first: with pipefail, `ldd | grep -q` fails whenever grep stops
+# reading at its match before the loader has written its last line, and ldd dies of SIGPIPE.)
+LOADED="$(ldd "$WORK/ring")"
+[[ "$LOADED" == *"libaclshmem.so.1 => $ROOT/usr/lib/$MULTIARCH/libaclshmem.so.1"* ]] ||
+    { echo "$LOADED"; echo "the program does not load the root's libaclshmem" >&2; exit 1; }
 "$ROOT/usr/bin/aclshmemrun" -np 2 "$WORK/ring" | tee "$WORK/ring.out"
 [ "$(grep -c "of 2: PE . sent me" "$WORK/ring.out")" = 2 ] || { echo "not every PE finished" >&2; exit 1; }
 echo "debian: the packages built, passed lintian, installed into $ROOT and ran a 2-PE job"
