@@ -36,7 +36,7 @@ PACKAGES = {
         ("argument conversions, constants and classes", ["_pyshmem_args", "_pyshmem_types"]),
         ("the generated functions", ["_pyshmem_families", "_pyshmem_coll_families"]),
         ("the one way into C", ["_pyshmem"]),
-        ("bootstrap", ["_bootstrap"]),
+        ("bootstrap", ["_uid_exchange", "_bootstrap"]),
         ("core state and checks", ["core._state", "core.utils", "core._export", "core._logbridge"]),
         ("core types", ["core.buffer", "core.stream"]),
         ("core memory", ["core.memory"]),

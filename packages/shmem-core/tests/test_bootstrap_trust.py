@@ -18,7 +18,7 @@ import time
 import pytest
 
 import shmem
-from shmem import _bootstrap
+from shmem import _bootstrap, _uid_exchange
 
 from harness import free_port
 
@@ -143,7 +143,7 @@ def test_secret_exchange_without_torch_refuses_outsiders(tmp_path):
         context = _bootstrap.job_context(0, 0, port)
         for guess in ("", "guess"):
             with pytest.raises(_bootstrap.BootstrapError, match="rejected"):
-                _bootstrap.fetch_uid(1, "127.0.0.1", exchange, context, guess, 10)
+                _uid_exchange.fetch_uid(1, "127.0.0.1", exchange, context, guess, 10)
 
         # A rank started with another secret: a clear error, at once.
         wrong = _start_rank(prog, 1, world, port, exchange, torch=False, SHMEM_JOB_SECRET="not-" + SECRET)
@@ -182,7 +182,7 @@ def _serve(secret, world=2, timeout=30):
     port = free_port()
     uid = secrets.token_bytes(_bootstrap.UID_SIZE)
     context = _bootstrap.job_context(0, 0, 1234)
-    server = _bootstrap.SecretUidServer(uid, world, "127.0.0.1", port, context, secret, timeout)
+    server = _uid_exchange.SecretUidServer(uid, world, "127.0.0.1", port, context, secret, timeout)
     return server, uid, port, context
 
 
@@ -192,13 +192,13 @@ def test_secret_exchange_idle_clients_do_not_hold_rank_0_up():
     try:
         idle[0].sendall(b"SHMEMUX2")  # a partial hello, then silence
         t0 = time.monotonic()
-        assert _bootstrap.fetch_uid(1, "127.0.0.1", port, context, SECRET, 20) == uid
-        assert time.monotonic() - t0 < _bootstrap.HANDSHAKE_SECONDS
+        assert _uid_exchange.fetch_uid(1, "127.0.0.1", port, context, SECRET, 20) == uid
+        assert time.monotonic() - t0 < _uid_exchange.HANDSHAKE_SECONDS
         # another job's (or instance's) request is told apart from a wrong secret
         with pytest.raises(_bootstrap.BootstrapError, match="another job"):
-            _bootstrap.fetch_uid(1, "127.0.0.1", port, context + "x", SECRET, 1)
+            _uid_exchange.fetch_uid(1, "127.0.0.1", port, context + "x", SECRET, 1)
         with pytest.raises(_bootstrap.BootstrapError, match="another job"):
-            _bootstrap.fetch_uid(2, "127.0.0.1", port, context, SECRET, 1)  # no rank 2 in a world of 2
+            _uid_exchange.fetch_uid(2, "127.0.0.1", port, context, SECRET, 1)  # no rank 2 in a world of 2
     finally:
         for s in idle:
             s.close()
@@ -206,7 +206,7 @@ def test_secret_exchange_idle_clients_do_not_hold_rank_0_up():
 
 
 def _hello(context, rank=1):
-    return _bootstrap._HELLO.pack(_bootstrap._MAGIC, rank, hashlib.sha256(context.encode()).digest(),
+    return _uid_exchange._HELLO.pack(_uid_exchange._MAGIC, rank, hashlib.sha256(context.encode()).digest(),
                                   secrets.token_bytes(32))
 
 
@@ -218,7 +218,7 @@ def test_secret_exchange_one_host_holds_at_most_half_the_slots():
     server, uid, port, context = _serve(SECRET)
     flood = []
     try:
-        for _ in range(_bootstrap.MAX_HANDSHAKES + 8):
+        for _ in range(_uid_exchange.MAX_HANDSHAKES + 8):
             conn = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.2", 0))
             conn.sendall(_hello(context))
             flood.append(conn)
@@ -228,9 +228,9 @@ def test_secret_exchange_one_host_holds_at_most_half_the_slots():
                 answered += len(conn.recv(1 + 32)) > 0  # OK and the server's nonce, or a close
             except OSError:
                 pass
-        assert answered == _bootstrap.MAX_PER_SOURCE, answered
+        assert answered == _uid_exchange.MAX_PER_SOURCE, answered
         t0 = time.monotonic()
-        assert _bootstrap.fetch_uid(1, "127.0.0.1", port, context, SECRET, 10) == uid
+        assert _uid_exchange.fetch_uid(1, "127.0.0.1", port, context, SECRET, 10) == uid
         assert time.monotonic() - t0 < 1.0
     finally:
         for conn in flood:
@@ -265,7 +265,7 @@ def test_secret_exchange_client_retries_and_names_the_drops():
     t0 = time.monotonic()
     try:
         with pytest.raises(_bootstrap.BootstrapError, match="dropped the connection before authentication"):
-            _bootstrap.fetch_uid(1, "127.0.0.1", port, "ctx", SECRET, 2)
+            _uid_exchange.fetch_uid(1, "127.0.0.1", port, "ctx", SECRET, 2)
     finally:
         stop.set()
         t.join(10)
@@ -293,7 +293,7 @@ def test_secret_exchange_client_checks_the_server():
     t.start()
     try:
         with pytest.raises(_bootstrap.BootstrapError, match="did not prove"):
-            _bootstrap.fetch_uid(1, "127.0.0.1", port, "ctx", SECRET, 10)
+            _uid_exchange.fetch_uid(1, "127.0.0.1", port, "ctx", SECRET, 10)
     finally:
         t.join(10)
         lsock.close()

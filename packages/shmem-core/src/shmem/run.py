@@ -39,7 +39,7 @@ per node), ``--master-addr``, ``--master-port`` and ``SHMEM_JOB_SECRET``::
   with PE 0 listening on the master address (unless ``SHMEM_UID_SESSION_ID`` or
   ``SHMEM_UID_SOCK_IFNAME`` choose otherwise), and serves it on master-addr:master-port
   to the other nodes' launchers that prove they hold ``SHMEM_JOB_SECRET`` (the
-  HMAC-SHA256 exchange of ``shmem._bootstrap``, also used under torchrun without torch);
+  HMAC-SHA256 exchange of ``shmem._uid_exchange``, also used under torchrun without torch);
   the unique ID travels encrypted.  ``SHMEM_JOB_SECRET`` must be set, to the same
   private value on every node: without it the launcher refuses to start.
 * The other launchers try to fetch it for ``--join-timeout`` seconds (default
@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 
-from . import __version__, _bootstrap, _sizes
+from . import __version__, _bootstrap, _sizes, _uid_exchange
 
 __all__ = ["main", "oshrun_main", "launch", "LaunchError"]
 
@@ -172,7 +172,7 @@ def _context(nnodes, npes, master_port):
 
 
 def _roles(node_rank, nnodes, npes, master_port):
-    return _bootstrap.Roles(
+    return _uid_exchange.Roles(
         f"node {node_rank}'s launcher", "node 0's launcher", "the nodes",
         f"Is node 0's launcher running on the host of --master-addr, reachable from here, with the same "
         f"--nnodes {nnodes}, -n {npes} and --master-port {master_port}?",
@@ -241,7 +241,7 @@ def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err
         _note(err, lock, "note: " + note, name)
     uid = _bootstrap.make_uid_at(_pyshmem.aclshmem_get_unique_id, session)
     try:
-        server = _bootstrap.SecretUidServer(
+        server = _uid_exchange.SecretUidServer(
             uid, nnodes, master_addr, master_port, _context(nnodes, npes, master_port), secret,
             join_timeout, roles=_roles(0, nnodes, npes, master_port))
     except _bootstrap.BootstrapError as exc:
@@ -252,7 +252,7 @@ def _serve_uid(npes, nnodes, master_addr, master_port, secret, join_timeout, err
 def _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_timeout):
     """Node R > 0: the unique ID from node 0's launcher."""
     try:
-        return _bootstrap.fetch_uid(node_rank, master_addr, master_port, _context(nnodes, npes, master_port),
+        return _uid_exchange.fetch_uid(node_rank, master_addr, master_port, _context(nnodes, npes, master_port),
                                     secret, join_timeout, roles=_roles(node_rank, nnodes, npes, master_port))
     except _bootstrap.BootstrapError as exc:
         raise LaunchError(str(exc)) from None
