@@ -1,11 +1,12 @@
 """``.. pyshmem-families::``: the generated typed and sized families of ``shmem._pyshmem``.
 
-``shmem._pyshmem`` makes its ``aclshmem_int32_put``, ``aclshmem_put64_nbi``,
-``aclshmem_float_wait_until_any``, ... at import from the templates and type tables of
-``shmem._native`` (``FAMILIES``, ``family_functions()``).  This directive reads the same
-tables and shows one table per family: the templates with their Python parameters and C
-prototypes, and one row per element type or width naming every generated function.  Each
-name gets an anchor ``shmem._pyshmem.<name>``, an index entry and a Python-domain entry,
+``shmem._pyshmem``'s ``aclshmem_int32_put``, ``aclshmem_put64_nbi``,
+``aclshmem_float_wait_until_any``, ... are generated from the public headers into the
+committed modules ``_pyshmem_families`` and ``_pyshmem_coll_families`` (``shmem._abi_build``),
+by the templates and type tables of ``shmem._abi`` that ``shmem._native`` gathers
+(``FAMILIES``, ``family_functions()``).  This directive reads those tables and shows one
+table per family: the templates with their Python parameters and C prototypes, and one row
+per element type or width naming every generated function.  Each name gets an anchor ``shmem._pyshmem.<name>``, an index entry and a Python-domain entry,
 so ``:py:func:`shmem._pyshmem.aclshmem_int32_put``` links to its row.
 
 ``automodule`` skips those functions (see pymodule.py), so the module's page is not
