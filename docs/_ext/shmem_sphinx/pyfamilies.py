@@ -6,8 +6,9 @@ committed modules ``_pyshmem_families`` and ``_pyshmem_coll_families`` (``shmem.
 by the templates and type tables of ``shmem._abi`` that ``shmem._native`` gathers
 (``FAMILIES``, ``family_functions()``).  This directive reads those tables and shows one
 table per family: the templates with their Python parameters and C prototypes, and one row
-per element type or width naming every generated function.  Each name gets an anchor ``shmem._pyshmem.<name>``, an index entry and a Python-domain entry,
-so ``:py:func:`shmem._pyshmem.aclshmem_int32_put``` links to its row.
+per element type or width naming every generated function.  Each name gets an anchor
+``shmem._pyshmem.<name>``, an index entry and a Python-domain entry, so
+``:py:func:`shmem._pyshmem.aclshmem_int32_put``` links to its row.
 
 ``automodule`` skips those functions (see pymodule.py), so the module's page is not
 hundreds of one-line stubs.

@@ -207,7 +207,7 @@ def test_secret_exchange_idle_clients_do_not_hold_rank_0_up():
 
 def _hello(context, rank=1):
     return _uid_exchange._HELLO.pack(_uid_exchange._MAGIC, rank, hashlib.sha256(context.encode()).digest(),
-                                  secrets.token_bytes(32))
+                                     secrets.token_bytes(32))
 
 
 def test_secret_exchange_one_host_holds_at_most_half_the_slots():

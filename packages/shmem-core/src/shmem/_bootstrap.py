@@ -14,8 +14,8 @@ passes no ``uid``.
 
    On several nodes (``--nnodes``), node 0's launcher makes the unique ID and serves it
    to the other nodes' launchers on ``--master-addr:--master-port`` through the
-   SHMEM_JOB_SECRET exchange below (``SecretUidServer`` / ``fetch_uid`` of
-   ``shmem._uid_exchange``, with the launchers' own names in the messages).
+   SHMEM_JOB_SECRET exchange of ``shmem._uid_exchange`` (``SecretUidServer`` /
+   ``fetch_uid``, with the launchers' own names in the messages).
 
 2. ``torchrun`` (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK is not needed,
    LOCAL_WORLD_SIZE tells one node from several).

@@ -253,7 +253,7 @@ def _fetch_uid(npes, nnodes, node_rank, master_addr, master_port, secret, join_t
     """Node R > 0: the unique ID from node 0's launcher."""
     try:
         return _uid_exchange.fetch_uid(node_rank, master_addr, master_port, _context(nnodes, npes, master_port),
-                                    secret, join_timeout, roles=_roles(node_rank, nnodes, npes, master_port))
+                                       secret, join_timeout, roles=_roles(node_rank, nnodes, npes, master_port))
     except _bootstrap.BootstrapError as exc:
         raise LaunchError(str(exc)) from None
 
