@@ -12,6 +12,13 @@ threads the ranks ran with.  Every process times:
 
 * ``dist.all_reduce`` of a float32 tensor (an ordinary CPU tensor: the backend stages it
   through its symmetric pool), 4 KiB .. 64 MiB, on each group in turn;
+* the physical floor of an all-reduce of that size, and the "shmem" group's all-reduce of
+  symmetric data (a ``shmem_torch.empty`` tensor, which the engine reduces in place) against
+  it: the floor is the time every rank takes, all at once, to copy with one ``memcpy``
+  (``ctypes.memmove``) the bytes an all-reduce of n ranks must move and add per rank,
+  2 (n - 1) / n x size (its share of the other ranks' data to add, then the other ranks'
+  reduced shares to fetch), so that the ranks' sharing of the CPUs and of the memory
+  bandwidth is in the floor as it is in the all-reduce;
 * a DDP training step (forward, backward with the gradient all-reduces, SGD step) of
   two MLPs, one DistributedDataParallel per group, same seed and data.
 
@@ -21,6 +28,7 @@ The result of every all_reduce size is checked once per backend.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -37,6 +45,13 @@ QUICK_SIZES = [4 << 10, 256 << 10]
 MODELS = [("mlp-1M", [512, 1024, 512, 16]), ("mlp-17M", [2048, 4096, 2048, 16])]
 QUICK_MODELS = [("mlp-1M", [512, 1024, 512, 16])]
 TARGET = 3.0  # the issue's goal for all_reduce: shmem at least this much faster than gloo
+FLOOR_TARGET = 1.5  # ... and for the all-reduce of symmetric data: at most this much the floor's time
+
+
+def floor_bytes(nbytes, n):
+    """The bytes an all-reduce of nbytes on n ranks must move and add per rank (see above);
+    at least one, so that the floor is a real copy."""
+    return max(1, 2 * (n - 1) * nbytes // n)
 
 
 def _iters(nbytes, quick):
@@ -56,7 +71,7 @@ def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
     import torch
     import torch.distributed as dist
 
-    import shmem_torch  # noqa: F401  (registers "shmem")
+    import shmem_torch  # registers "shmem"
 
     if threads:
         torch.set_num_threads(threads)
@@ -74,11 +89,23 @@ def _worker(rank, n, port, sizes, models, quick, outdir, threads=None):
             ok = bool(torch.all(x == n * (n + 1) / 2))
             res[name] = {"ok": ok, "times": []}
         bufs = {name: torch.zeros(numel) for name in groups}
+        calls = {name: (lambda t=bufs[name], g=g: dist.all_reduce(t, group=g)) for name, g in groups.items()}
+        sym = shmem_torch.empty(numel, dtype=torch.float32)
+        sym.fill_(float(rank + 1))
+        dist.all_reduce(sym)
+        res["sym"] = {"ok": bool(torch.all(sym == n * (n + 1) / 2)), "times": []}
+        sym.zero_()  # the timed calls start from zeros: no overflow, no denormals
+        calls["sym"] = lambda: dist.all_reduce(sym)
+        copied = floor_bytes(nbytes, n)
+        src, dst = torch.ones(copied, dtype=torch.uint8), torch.zeros(copied, dtype=torch.uint8)
+        calls["floor"] = lambda: ctypes.memmove(dst.data_ptr(), src.data_ptr(), copied)
+        res["floor"] = {"ok": True, "times": []}
         for _ in range(rounds):
-            for name, g in groups.items():
-                t = bufs[name]
-                res[name]["times"].append(mean_time(lambda: dist.all_reduce(t, group=g), iters,
-                                                lambda: dist.barrier(group=gloo)))
+            for name, call in calls.items():
+                res[name]["times"].append(mean_time(call, iters, lambda: dist.barrier(group=gloo)))
+        res["floor"]["ok"] = bool(torch.equal(src, dst))
+        dist.barrier(group=gloo)  # nobody's all-reduce still reads this rank's tensor
+        shmem_torch.aclshmem_free_tensor(sym)
         out["all_reduce"][str(nbytes)] = res
     for mname, widths in models:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -137,11 +164,12 @@ def run(n, sizes, models, quick=False, threads=None):
     for nbytes in sizes:
         key = str(nbytes)
         row = {"ranks": n, "bytes": nbytes}
-        for name in ("shmem", "gloo"):
+        for name in ("shmem", "gloo", "sym", "floor"):
             rounds = zip(*[pr["all_reduce"][key][name]["times"] for pr in per_rank])
             row[name] = min(max(ts) for ts in rounds)
             row[name + "_ok"] = all(pr["all_reduce"][key][name]["ok"] for pr in per_rank)
         row["ratio"] = row["gloo"] / row["shmem"]
+        row["sym_vs_floor"] = row["sym"] / row["floor"]
         rows.append(row)
     ddp = []
     for mname, _ in models:
@@ -168,11 +196,31 @@ def format_tables(results):
         header.append("")  # an untitled column names the wrong results
     lines.append(render(header, [row[:len(header)] for row in rows], left={6}))
     lines.append("")
+    lines += _floor_table(results["all_reduce"])
+    lines.append("")
     lines.append("# DDP training step (forward, backward with gradient all-reduce, SGD), batch 32")
     rows = [[str(r["ranks"]), r["model"], str(r["params"]), f"{r['shmem'] * 1e3:.2f}", f"{r['gloo'] * 1e3:.2f}",
              f"{r['ratio']:.2f}x", "yes" if r["same_params"] else "NO"] for r in results["ddp"]]
     lines.append(render(["ranks", "model", "params", "shmem ms", "gloo ms", "vs gloo", "same params"], rows))
     return "\n".join(lines)
+
+
+def _floor_table(all_reduce):
+    """The all-reduces against the floor (time / floor's time); the goal is the symmetric one's."""
+    lines = ["# the floor: every rank at once copying 2 (n - 1) / n x size bytes with one memcpy (what an all-reduce",
+             "# must move and add per rank); sym: dist.all_reduce of a shmem_torch.empty tensor on \"shmem\";",
+             "# shmem, gloo: the ordinary tensors above"]
+    header = ["ranks", "size", "floor us", "sym us", "sym/floor", "goal", "shmem/floor", "gloo/floor"]
+    rows = []
+    for r in all_reduce:
+        goal = "ok" if r["sym_vs_floor"] <= FLOOR_TARGET else "miss"
+        rows.append([str(r["ranks"]), format_size(r["bytes"]), f"{r['floor'] * 1e6:.1f}", f"{r['sym'] * 1e6:.1f}",
+                     f"{r['sym_vs_floor']:.2f}x", goal, f"{r['shmem'] / r['floor']:.2f}x",
+                     f"{r['gloo'] / r['floor']:.2f}x", "" if r["sym_ok"] and r["floor_ok"] else "WRONG RESULT"])
+    if any(row[-1] for row in rows):
+        header.append("")
+    lines.append(render(header, [row[:len(header)] for row in rows], left={8}))
+    return lines
 
 
 def _threads_note(results):

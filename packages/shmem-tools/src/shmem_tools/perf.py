@@ -38,7 +38,8 @@ shmem-torch; without them it is skipped with a note.
 
 ``--dist`` is a mode of its own: the torch.distributed backend "shmem" against gloo in the
 same processes (``dist.all_reduce`` 4 KiB to 64 MiB on ordinary tensors, and a DDP training
-step), on 2 and 4 ranks (or ``--pes``); see ``shmem_tools._dist_bench``.
+step), on 2 and 4 ranks (or ``--pes``), and the all-reduce of symmetric tensors against the
+physical floor measured in the same run; see ``shmem_tools._dist_bench``.
 
 ``--dist --nodes 2`` (as root) runs the same comparison across two nodes: the ranks in the two
 network namespaces of ``--nodes 2`` (1 and 2 per node), ``dist.all_reduce`` (ordinary and
