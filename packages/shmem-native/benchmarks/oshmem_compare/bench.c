@@ -55,7 +55,13 @@
  *   bcast         SIZE  shmem_broadcast64 from PE 0, then shmem_barrier_all (us)
  *   collect       SIZE  shmem_collect64, every PE the same count (us)
  *   fcollect      SIZE  shmem_fcollect64 (us)
- *   reduce        SIZE  shmem_long_sum_to_all (us)
+ *   reduce        SIZE  shmem_long_sum_to_all of SIZE bytes (us); its dest holds one block,
+ *                       not one per PE, so its sizes go on to MAX (8 B ... x8)
+ *   floor         SIZE  every PE at once copies 2 (PEs - 1) / PEs x SIZE bytes (at least 1)
+ *                       with one memcpy between two private buffers: the bytes an all-reduce
+ *                       of SIZE bytes must move and add per PE, at this machine's memcpy
+ *                       bandwidth, with the PEs sharing the CPUs and memory as they do in
+ *                       reduce; at reduce's sizes (us; the reference of reduce, no library call)
  *   alltoall      SIZE  shmem_alltoall64 (us)
  *
  * Before timing them it checks one call of each (exit status 1 if one is wrong).
@@ -366,7 +372,7 @@ PUT_STREAM_KERNEL(k_put_nbi_bw, shmem_putmem_nbi)
 #define SYNC_LEN (SHMEM_BCAST_SYNC_SIZE + SHMEM_COLLECT_SYNC_SIZE + SHMEM_REDUCE_SYNC_SIZE + \
                   SHMEM_ALLTOALL_SYNC_SIZE)
 static long *psync[2];
-static long *pwrk[2]; /* shmem_long_sum_to_all's, for COLL_MAX_BLOCK / 8 elements */
+static long *pwrk[2]; /* shmem_long_sum_to_all's, for MAX / 8 elements (reduce goes on to MAX) */
 static double *pe_seconds; /* symmetric, npes: each PE's time, gathered on PE 0 */
 
 /* The mean of every PE's t, on PE 0 (0 elsewhere). */
@@ -401,6 +407,29 @@ COLL_KERNEL(k_collect, shmem_collect64(buf, loc, nelems, 0, 0, npes, ps))
 COLL_KERNEL(k_fcollect, shmem_fcollect64(buf, loc, nelems, 0, 0, npes, ps))
 COLL_KERNEL(k_reduce, shmem_long_sum_to_all((long *)buf, (long *)loc, (int)nelems, 0, 0, npes, pw, ps))
 COLL_KERNEL(k_alltoall, shmem_alltoall64(buf, loc, nelems, 0, 0, npes, ps))
+
+/* The floor's buffers: private (malloc), 2 x MAX each, written once before any timing. */
+static char *floor_from, *floor_to;
+/* memcpy called through a volatile pointer: the compiler may not drop copies nobody reads. */
+static void *(*volatile copy_bytes)(void *, const void *, size_t) = memcpy;
+
+/* What an all-reduce of size bytes moves per PE: its share of the others' data to add, then
+ * the others' reduced shares to fetch, 2 (n - 1) / n x size; at least one byte. */
+static size_t floor_bytes(size_t size)
+{
+    size_t bytes = 2 * (size_t)(npes - 1) * size / (size_t)npes;
+    return bytes ? bytes : 1;
+}
+
+static double k_floor(long n, size_t size)
+{
+    size_t bytes = floor_bytes(size);
+    shmem_barrier_all();
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        copy_bytes(floor_to, floor_from, bytes);
+    return mean_over_pes(now() - t0);
+}
 
 /* One call of each collective on CHECK_LONGS longs per PE, checked on every PE; exits on a
  * mismatch. */
@@ -521,6 +550,15 @@ static void collective(const char *name, kernel_fn k)
         latency(name, k, (size_t)size, 1.0);
 }
 
+/* A reduction at sizes 8 B, 64 B, ... x8, up to MAX: its dest holds one block. */
+static void reduction(const char *name, kernel_fn k)
+{
+    if (!wanted(name))
+        return;
+    for (long size = 8; size <= max_size; size *= 8)
+        latency(name, k, (size_t)size, 1.0);
+}
+
 static void bandwidth(const char *name, kernel_fn k)
 {
     if (!wanted(name))
@@ -623,7 +661,7 @@ int main(int argc, char **argv)
         buf = NULL; /* reported below */
     for (int k = 0; k < 2; k++) {
         psync[k] = shmem_malloc(SYNC_LEN * sizeof(long));
-        pwrk[k] = shmem_malloc((COLL_MAX_BLOCK / 16 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * sizeof(long));
+        pwrk[k] = shmem_malloc(((size_t)max_size / 16 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * sizeof(long));
         if (!psync[k] || !pwrk[k])
             buf = NULL; /* reported below */
         else
@@ -634,6 +672,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: PE %d: shmem_malloc of %ld bytes failed\n", me, max_size);
         shmem_global_exit(1);
     }
+    floor_from = malloc(2 * (size_t)max_size);
+    floor_to = malloc(2 * (size_t)max_size);
+    if (!floor_from || !floor_to) {
+        fprintf(stderr, "bench: PE %d: malloc of 2 x %ld bytes failed\n", me, 2 * max_size);
+        shmem_global_exit(1);
+    }
+    memset(floor_from, 3, 2 * (size_t)max_size);
+    memset(floor_to, 4, 2 * (size_t)max_size);
     memset(ctl, 0, C_COUNT * sizeof(long));
     memset(buf, 1, (size_t)max_size);
     memset(loc, 2, (size_t)max_size);
@@ -672,7 +718,8 @@ int main(int argc, char **argv)
     collective("bcast", k_bcast);
     collective("collect", k_collect);
     collective("fcollect", k_fcollect);
-    collective("reduce", k_reduce);
+    reduction("reduce", k_reduce);
+    reduction("floor", k_floor);
     collective("alltoall", k_alltoall);
 
     if (ctx != SHMEM_CTX_DEFAULT)
@@ -685,6 +732,8 @@ int main(int argc, char **argv)
     shmem_free(loc);
     shmem_free(buf);
     shmem_free(ctl);
+    free(floor_to);
+    free(floor_from);
     shmem_finalize();
     return 0;
 }

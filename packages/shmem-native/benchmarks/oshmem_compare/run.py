@@ -10,7 +10,11 @@ every measure, both numbers, their ratio and the goal of issues #17 and #25:
 * every latency of libaclshmem <= OSHMEM's (ratio <= 1.00), the collectives' (broadcast,
   collect, fcollect, reduce, alltoall, 8 B .. 1 MiB per PE) included,
 * every bandwidth of libaclshmem >= 0.95 x OSHMEM's, 8 B .. 16 MiB,
-* a put to a PE asleep in wait_until costs <= 1.5 x a put to a PE spinning in user code.
+* a put to a PE asleep in wait_until costs <= 1.5 x a put to a PE spinning in user code,
+* the reduce (an all-reduce, ``shmem_long_sum_to_all``) of libaclshmem within 1.5 x the
+  floor: the time every PE takes, all at once, to memcpy the 2 (PEs - 1) / PEs x size bytes
+  an all-reduce must move and add per PE (bench.c's ``floor``, measured in every round of
+  both programs), in a second table, with OSHMEM's reduce against the floor beside it.
 
 It is a benchmark, not a test: it never fails because of a number (``--check`` makes the
 exit status 3 when a goal is missed, for whoever wants that).
@@ -58,6 +62,9 @@ LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "put_
              "bcast", "collect", "fcollect", "reduce", "alltoall")
 # Measures shown for reference, with no goal: what the hardware allows on each library's memory.
 REFERENCES = ("pingpong_ptr",)
+# bench's memcpy of what an all-reduce moves: no library call, so not compared; the floor of reduce.
+FLOOR = "floor"
+FLOOR_GOAL = 1.5      # reduce of libaclshmem / the floor, at most
 BANDWIDTHS = ("put_bw", "put_nbi_bw", "get_bw")
 LATENCY_GOAL = 1.00   # libaclshmem / OSHMEM, at most
 BANDWIDTH_GOAL = 0.95  # libaclshmem / OSHMEM, at least
@@ -243,8 +250,9 @@ def parse_output(text):
 
 
 def heap_size(max_size):
-    """The symmetric heap each PE needs: bench allocates two buffers of max_size, plus room."""
-    return 2 * max_size + (64 << 20)
+    """The symmetric heap each PE needs: bench allocates two buffers of max_size and two reduce
+    work arrays of max_size / 2, plus room."""
+    return 3 * max_size + (64 << 20)
 
 
 def run_oshmem(binary, oshrun, bench_args, args):
@@ -330,7 +338,7 @@ def comparison_rows(acl_rounds, osh_rounds):
     ran: medians of the rounds, their ratio, the ratio of the best rounds, and the goal on the
     medians' ratio."""
     rows = []
-    keys = sorted({k for r in acl_rounds for k in r} & {k for r in osh_rounds for k in r},
+    keys = sorted({k for r in acl_rounds for k in r if k[0] != FLOOR} & {k for r in osh_rounds for k in r},
                   key=lambda k: ((LATENCIES + BANDWIDTHS).index(k[0]) if k[0] in LATENCIES + BANDWIDTHS else 99,
                                  k[1]))
     for key in keys:
@@ -361,6 +369,23 @@ def asleep_row(acl_rounds, osh_rounds):
     return acl_ratio, osh_ratio, acl_ratio <= ASLEEP_GOAL
 
 
+def floor_rows(acl_rounds, osh_rounds):
+    """[(size_text, floor, acl, acl / floor, goal_text, met, osh / floor)] for every size of
+    reduce with a floor: the floor is the median over the rounds of both programs (the same
+    memcpy, with no library call), the reduces the medians of each library's rounds."""
+    rows = []
+    sizes = sorted({size for r in acl_rounds for metric, size in r if metric == FLOOR})
+    for size in sizes:
+        floor = median_of(acl_rounds + osh_rounds, (FLOOR, size))
+        acl, osh = median_of(acl_rounds, ("reduce", size)), median_of(osh_rounds, ("reduce", size))
+        if acl is None or not floor:
+            continue
+        ratio = acl / floor
+        rows.append((size_text(size), floor, acl, ratio, f"<= {FLOOR_GOAL:.2f}", ratio <= FLOOR_GOAL,
+                     None if osh is None else osh / floor))
+    return rows
+
+
 def number(value):
     if value is None:
         return "-"
@@ -373,16 +398,32 @@ def number(value):
     return f"{value:.3f}"
 
 
+def met_text(ok):
+    return "-" if ok is None else "yes" if ok else "NO"
+
+
 def render(rows, asleep):
     header = ("measure", "size", "libaclshmem", "OSHMEM", "unit", "ratio", "best", "goal", "met?")
-    body = [(m, s, number(a), number(o), u, f"{r:.2f}", f"{b:.2f}", g, "-" if ok is None else "yes" if ok else "NO")
+    body = [(m, s, number(a), number(o), u, f"{r:.2f}", f"{b:.2f}", g, met_text(ok))
             for m, s, a, o, u, r, b, g, ok in rows]
     if asleep:
         acl_ratio, osh_ratio, ok = asleep
         body.append(("asleep / spin", "8 B", f"{acl_ratio:.2f}", "-" if osh_ratio is None else f"{osh_ratio:.2f}",
-                     "x", f"{acl_ratio:.2f}", "", f"<= {ASLEEP_GOAL:.2f}", "yes" if ok else "NO"))
+                     "x", f"{acl_ratio:.2f}", "", f"<= {ASLEEP_GOAL:.2f}", met_text(ok)))
+    return aligned(header, body, right={2, 3, 5, 6})
+
+
+def render_floor(rows):
+    header = ("reduce", "size", "floor us", "libaclshmem us", "/ floor", "goal", "met?", "OSHMEM / floor")
+    body = [("long_sum_to_all", s, number(f), number(a), f"{r:.2f}", g, met_text(ok),
+             "-" if o is None else f"{o:.2f}")
+            for s, f, a, r, g, ok, o in rows]
+    return aligned(header, body, right={2, 3, 4, 7})
+
+
+def aligned(header, body, right):
+    """The rows as text columns, the ones in right aligned right, a rule under the header."""
     widths = [max(len(str(row[i])) for row in [header] + body) for i in range(len(header))]
-    right = {2, 3, 5, 6}
     lines = []
     for n, row in enumerate([header] + body):
         cells = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
@@ -407,7 +448,7 @@ def parse_args(argv):
     p.add_argument("--ms", type=float, default=20, help="milliseconds per repetition (default 20)")
     p.add_argument("--max-size", type=int, default=16 << 20, help="largest message in bytes (default 16 MiB)")
     p.add_argument("--tests", help="only these tests, comma-separated (bench's names: " +
-                   ", ".join(LATENCIES + BANDWIDTHS) + ")")
+                   ", ".join(LATENCIES + BANDWIDTHS + (FLOOR,)) + "; reduce brings floor)")
     p.add_argument("--bind", choices=("core", "none"), default="core",
                    help="core: PE i on CPU i for both libraries (oshrun's default); none: unbound")
     p.add_argument("--oshrun-arg", action="append", default=[], help="an extra argument of oshrun (repeatable)")
@@ -424,7 +465,10 @@ def parse_args(argv):
 def bench_args(args):
     out = ["-r", str(args.reps), "-t", str(args.ms), "-m", str(args.max_size)]
     if args.tests:
-        out += ["-T", args.tests]
+        tests = args.tests.split(",")
+        if "reduce" in tests and FLOOR not in tests:
+            tests.append(FLOOR)  # reduce's goal is against the floor
+        out += ["-T", ",".join(tests)]
     return out
 
 
@@ -473,6 +517,14 @@ def compare(args):
     goals = [r for r in rows if r[8] is not None]
     missed = [r for r in goals if not r[8]] + ([] if asleep is None or asleep[2] else [("asleep / spin",)])
     print(f"# goals met: {len(goals) + (asleep is not None) - len(missed)} of {len(goals) + (asleep is not None)}")
+    floors = floor_rows(acl_rounds, osh_rounds)
+    if floors:
+        print("# the floor: every PE at once memcpy's 2 (PEs - 1) / PEs x size bytes, what an all-reduce of size "
+              "bytes must move and add per PE (the median of every round of both programs); goal: libaclshmem's "
+              f"reduce within {FLOOR_GOAL:g} x the floor")
+        print(render_floor(floors), flush=True)
+        print(f"# floor goals met: {sum(r[5] for r in floors)} of {len(floors)}")
+        missed += [r for r in floors if not r[5]]
     if args.json:
         record = {
             "bind": args.bind, "npes": args.npes, "rounds": args.rounds, "reps": args.reps, "ms": args.ms, "loads": loads,
@@ -483,6 +535,8 @@ def compare(args):
                       for row in rows],
             "asleep_over_spin": None if asleep is None else {"aclshmem": asleep[0], "oshmem": asleep[1],
                                                              "met": asleep[2]},
+            "floor": [dict(zip(("size", "floor", "aclshmem", "ratio", "goal", "met", "oshmem_ratio"), row))
+                      for row in floors],
         }
         Path(args.json).write_text(json.dumps(record, indent=1) + "\n")
     return 3 if (args.check and missed) else 0
