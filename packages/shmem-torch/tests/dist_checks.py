@@ -369,6 +369,18 @@ def _symmetric(c, rank, n, st):
     dist.all_reduce(x)
     c.expect(bool((x == n * (n + 1) / 2).all()), "all_reduce of a symmetric tensor")
     dist.broadcast(x[:10], src=1)
+    # zero-copy of tensors of more than one dimension: the engine takes their address and length
+    m = st.empty((4, 25), dtype=torch.float32)
+    m.fill_(rank + 1)
+    dist.all_reduce(m, op=dist.ReduceOp.AVG)
+    c.expect(bool((m == (n + 1) / 2).all()), "all_reduce (AVG) of a 2-D symmetric tensor")
+    whole, part = st.empty((n, 2, 3), dtype=torch.float64), st.empty((2, 3), dtype=torch.float64)
+    whole.copy_(torch.arange(n * 6, dtype=torch.float64).view(n, 2, 3) + rank)
+    dist.reduce_scatter_tensor(part, whole)
+    expect = n * torch.arange(rank * 6, rank * 6 + 6, dtype=torch.float64).view(2, 3) + n * (n - 1) / 2
+    c.expect(torch.equal(part, expect), "reduce_scatter_tensor of 3-D and 2-D symmetric tensors")
+    for t in (part, whole, m):
+        st.aclshmem_free_tensor(t)
     out = st.empty(n * 4, dtype=torch.int64)
     dist.all_gather_into_tensor(out, torch.full((4,), rank, dtype=torch.int64))
     c.expect(torch.equal(out.view(n, 4)[:, 0], torch.arange(n)), "all_gather into a symmetric tensor")

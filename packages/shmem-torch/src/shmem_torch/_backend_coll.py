@@ -34,12 +34,18 @@ _RED = {
     dist.ReduceOp.RedOpType.BOR: "bor",
     dist.ReduceOp.RedOpType.BXOR: "bxor",
 }
+# ... by the operations' numbers: a dict lookup by the enum itself hashes and compares it through
+# pybind11, three times the cost of int() (every all_reduce makes one)
+_RED_BY_NUMBER = {int(key): name for key, name in _RED.items()}
 
 
 def op_of(redop, call, dtype):
     """The backend's name of a torch.distributed ReduceOp, checked against ``dtype``."""
     key = getattr(redop, "op", redop)
-    name = _RED.get(key)
+    try:
+        name = _RED_BY_NUMBER.get(int(key))
+    except (TypeError, ValueError):  # not an operation of torch.distributed
+        name = None
     if name is None:
         raise AclshmemInvalid(f"shmem backend: {call} does not support {key} (supported: SUM, AVG, PRODUCT, MIN, "
                               "MAX, and BAND/BOR/BXOR for integer and bool tensors)")
@@ -106,8 +112,8 @@ def all_reduce(rt, team, t, op, call):
     zc = rt.settle(team, call, _count(t.numel(), per), "all_reduce", t.dtype, t.numel(), op, zc=zc)
     if t.numel() == 0:
         return
-    if zc:
-        _engine.reduce(team.id, red, t.view(-1), t.view(-1))
+    if zc:  # (the engine takes the tensor's address and length: no flat view to make)
+        _engine.reduce(team.id, red, t, t)
         return
     c = Contig(t, write=True)
     flat = c.c.view(-1)
@@ -264,7 +270,7 @@ def reduce_scatter_single(rt, team, output, input, op, call):
     if output.numel() == 0:
         return
     if zc:
-        _engine.reducescatter(team.id, red, output.view(-1), input.view(-1))
+        _engine.reducescatter(team.id, red, output, input)
         return
     ic = input if input.is_contiguous() else input.contiguous()
     reduce_scatter_rows(rt, team, output, list(ic.view(team.n, -1)), op)
