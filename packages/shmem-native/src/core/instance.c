@@ -15,6 +15,12 @@ static shmemi_instance_t *_Atomic registry[ACLSHMEM_MAX_INSTANCES];
 static shmemi_instance_t *_Atomic active;
 static _Bool claimed[ACLSHMEM_MAX_INSTANCES]; /* ids with an init in progress (under the lock) */
 static _Thread_local shmemi_instance_t *thread_instance;
+/* Set (for good) when a second instance registers, so also after a finalize and a new init.
+ * Until then the one instance is every bound thread's instance too, so shmemi_active needs
+ * no thread_instance: in a shared library a thread-local read is a call of __tls_get_addr,
+ * which took 17% of a put of 8 bytes (perf, put_mr). */
+static atomic_bool several_instances;
+static unsigned registrations; /* (under instances_lock) */
 
 void shmemi_instances_lock(void)
 {
@@ -28,9 +34,12 @@ void shmemi_instances_unlock(void)
 
 shmemi_instance_t *shmemi_active(void)
 {
-    if (thread_instance)
+    shmemi_instance_t *inst = atomic_load_explicit(&active, memory_order_acquire);
+    /* Read after active: an active instance other than the first is stored after the flag, so
+     * whoever sees one sees the flag set. */
+    if (atomic_load_explicit(&several_instances, memory_order_relaxed) && thread_instance)
         return thread_instance;
-    return atomic_load_explicit(&active, memory_order_acquire);
+    return inst;
 }
 
 void shmemi_thread_bind_instance(shmemi_instance_t *inst)
@@ -69,6 +78,8 @@ void shmemi_instance_unclaim(uint64_t id)
 
 void shmemi_instance_register(shmemi_instance_t *inst)
 {
+    if (++registrations > 1)
+        atomic_store(&several_instances, 1);
     atomic_store(&registry[inst->id], inst);
 }
 
