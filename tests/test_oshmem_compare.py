@@ -65,6 +65,21 @@ def test_reduce_and_its_floor_at_the_same_sizes(compare, built, npes):
     assert "long_sum_to_all" in compare.render_floor(rows)
 
 
+@pytest.mark.parametrize("npes", [3, 4])
+def test_the_pairs_message_rate_and_atomics(compare, built, npes):
+    """The PEs in pairs (with 3 PEs the last one only waits); bench checked the pairs'
+    atomics, put and sum first, and every measure came out."""
+    amos = [m for m in compare.LATENCIES if m.startswith("amo_")]
+    values = _run(compare, built, npes, 4096, ",".join(["put_mr"] + amos))
+    assert sorted(s for m, s in values if m == "put_mr") == [1, 8, 64, 512, 4096]
+    assert sorted(m for m, s in values if m.startswith("amo_")) == sorted(amos)
+    assert all(v > 0 for v in values.values())
+    rows = {(r[0], r[1]): r for r in compare.comparison_rows([values], [values])}
+    mr = rows[("put_mr", "1 B")]
+    assert mr[4] == "Mmsg/s" and mr[7] == ">= 1.00" and mr[8]  # higher is better: equal meets it
+    assert rows[("amo_swap", "8 B")][7] == "<= 1.00"
+
+
 def test_the_floor_is_not_a_compared_measure(compare, built):
     values = _run(compare, built, 2, 4096, "barrier,reduce")
     rows = compare.comparison_rows([values], [values])

@@ -46,6 +46,21 @@
  *   put_nbi_bw    SIZE  the same with shmem_putmem_nbi (GB/s)
  *   get_bw        SIZE  a stream of blocking shmem_getmem (GB/s)
  *
+ * Message rate and atomics in the shape of the OSU OpenSHMEM benchmarks: the PEs in pairs,
+ * PE i of the first half working on PE i + PEs / 2 (the second half, and with an odd count
+ * the last PE, wait in the barrier), all pairs at once; each PE's time is summed over the
+ * PEs with shmem_double_sum_to_all, as those benchmarks do:
+ *
+ *   put_mr        SIZE  a stream of shmem_putmem to the partner, shmem_quiet after every 64
+ *                       and at the end; messages per second of all pairs together: pairs x
+ *                       messages / the first half's mean time, 1 B to 32 KiB x8 (Mmsg/s)
+ *   amo_fetch_add    8  shmem_long_atomic_fetch_add on the partner, one op after the other,
+ *                       word i % AMO_WORDS of a symmetric array for op i; the first half's
+ *                       mean time per op (us); likewise
+ *   amo_fetch_inc, amo_add, amo_inc, amo_compare_swap, amo_swap, amo_fetch, amo_set
+ *                       (the non-fetching ones, add, inc and set, end with a shmem_quiet
+ *                       in the time)
+ *
  * The collectives, in the forms every OpenSHMEM library has (the active-set forms of 1.4,
  * over all PEs, with pSync arrays used in turn), one after the other on every PE; SIZE is
  * the bytes of one PE's block, 8 B to 1 MiB x8 (at most MAX / PEs); the time per call is
@@ -359,11 +374,94 @@ static double k_barrier(long n, size_t size)
 PUT_STREAM_KERNEL(k_put_bw, shmem_putmem)
 PUT_STREAM_KERNEL(k_put_nbi_bw, shmem_putmem_nbi)
 
-/* ---- collectives ----------------------------------------------------------------------- */
+/* ---- pairs: message rate and atomics ------------------------------------------------- */
 
-/* The active-set forms are deprecated in OpenSHMEM 1.5, but Open MPI 4.1's OSHMEM (1.4) has
- * no team-based collectives: these are the forms both libraries have. */
+/* The active-set forms (the pairs' sum, the collectives) are deprecated in OpenSHMEM 1.5, but
+ * Open MPI 4.1's OSHMEM (1.4) has no team-based collectives: these are the forms both
+ * libraries have. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define AMO_WORDS 512 /* the atomics' targets, op i on word i % AMO_WORDS */
+
+static long *amo;                       /* symmetric, AMO_WORDS */
+static double *pe_value, *pe_sum;       /* symmetric: one double each, the sum's source and dest */
+static double *sum_pwrk;                /* symmetric, SHMEM_REDUCE_MIN_WRKDATA_SIZE */
+static long *sum_psync;                 /* symmetric, SHMEM_REDUCE_SYNC_SIZE */
+static long amo_sink;                   /* what the fetching atomics return, kept */
+
+static int pairs(void) { return npes / 2; }
+
+/* The sum of every PE's value, on every PE. */
+static double sum_over_pes(double value)
+{
+    *pe_value = value;
+    shmem_double_sum_to_all(pe_sum, pe_value, 1, 0, 0, npes, sum_pwrk, sum_psync);
+    shmem_barrier_all(); /* every PE has left the sum before its pSync is used again */
+    return *pe_sum;
+}
+
+/* n operations of body by each PE of the first half on its partner, then a quiet; the
+ * first half's mean time.  A macro, so that the timed loop calls the library directly. */
+#define PAIR_KERNEL(name, body)                             \
+    static double name(long n, size_t size)                 \
+    {                                                       \
+        (void)size;                                         \
+        double t = 0;                                       \
+        shmem_barrier_all();                                \
+        if (me < pairs()) {                                 \
+            int peer = me + pairs();                        \
+            double t0 = now();                              \
+            for (long i = 0; i < n; i++) {                  \
+                long *word = &amo[i % AMO_WORDS];           \
+                (void)word;                                 \
+                body;                                       \
+            }                                               \
+            shmem_quiet();                                  \
+            t = now() - t0;                                 \
+        }                                                   \
+        return sum_over_pes(t) / pairs();                   \
+    }
+
+PAIR_KERNEL(k_put_mr, shmem_putmem(buf, loc, size, peer); if ((i + 1) % WINDOW == 0) shmem_quiet())
+PAIR_KERNEL(k_amo_fetch_add, amo_sink += shmem_long_atomic_fetch_add(word, 1, peer))
+PAIR_KERNEL(k_amo_fetch_inc, amo_sink += shmem_long_atomic_fetch_inc(word, peer))
+PAIR_KERNEL(k_amo_add, shmem_long_atomic_add(word, 1, peer))
+PAIR_KERNEL(k_amo_inc, shmem_long_atomic_inc(word, peer))
+PAIR_KERNEL(k_amo_compare_swap, amo_sink += shmem_long_atomic_compare_swap(word, i, i + 1, peer))
+PAIR_KERNEL(k_amo_swap, amo_sink += shmem_long_atomic_swap(word, i, peer))
+PAIR_KERNEL(k_amo_fetch, amo_sink += shmem_long_atomic_fetch(word, peer))
+PAIR_KERNEL(k_amo_set, shmem_long_atomic_set(word, i, peer))
+
+/* Before timing them: each PE of the first half adds 1..3 to word 1 of its partner, with
+ * fetch_add, and a put of 8 bytes carries its number there; the partner checks both, and
+ * the sum of every PE's number is checked.  Exits on a mismatch. */
+static void check_pairs(void)
+{
+    int bad = 0;
+    amo[1] = 0;
+    shmem_barrier_all();
+    if (me < pairs()) {
+        int peer = me + pairs();
+        for (long k = 1; k <= 3; k++)
+            bad |= shmem_long_atomic_fetch_add(&amo[1], k, peer) != k * (k - 1) / 2;
+        long mine = me;
+        shmem_putmem(&amo[2], &mine, sizeof mine, peer);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    if (me >= pairs() && me < 2 * pairs())
+        bad |= amo[1] != 6 || amo[2] != me - pairs();
+    bad |= sum_over_pes(me) != (double)npes * (npes - 1) / 2;
+    if (sum_over_pes(bad)) {
+        if (me == 0)
+            fprintf(stderr, "bench: the check of the pairs' atomics, put or sum gave a wrong result\n");
+        shmem_global_exit(1);
+    }
+    memset(amo, 0, AMO_WORDS * sizeof(long));
+    shmem_barrier_all();
+}
+
+/* ---- collectives ----------------------------------------------------------------------- */
 
 /* Two of each work array, used in turn: a pSync may be used again once every PE has left
  * the collective that used it, which the call in between guarantees where every PE needs
@@ -559,6 +657,20 @@ static void reduction(const char *name, kernel_fn k)
         latency(name, k, (size_t)size, 1.0);
 }
 
+/* Messages per second of all pairs together, at 1 B, 8 B, ... x8 up to 32 KiB (and MAX). */
+static void message_rate(const char *name, kernel_fn k)
+{
+    if (!wanted(name))
+        return;
+    for (long size = 1; size <= max_size && size <= (32L << 10); size *= 8) {
+        double s = median_per_op(k, (size_t)size, 1.0);
+        if (me == 0) {
+            printf("%s %ld %.4f Mmsg/s\n", name, size, pairs() / s / 1e6);
+            fflush(stdout);
+        }
+    }
+}
+
 static void bandwidth(const char *name, kernel_fn k)
 {
     if (!wanted(name))
@@ -668,6 +780,16 @@ int main(int argc, char **argv)
             for (int i = 0; i < SYNC_LEN; i++)
                 psync[k][i] = SHMEM_SYNC_VALUE;
     }
+    amo = shmem_malloc(AMO_WORDS * sizeof(long));
+    pe_value = shmem_malloc(sizeof(double));
+    pe_sum = shmem_malloc(sizeof(double));
+    sum_pwrk = shmem_malloc(SHMEM_REDUCE_MIN_WRKDATA_SIZE * sizeof(double));
+    sum_psync = shmem_malloc(SHMEM_REDUCE_SYNC_SIZE * sizeof(long));
+    if (!amo || !pe_value || !pe_sum || !sum_pwrk || !sum_psync)
+        buf = NULL; /* reported below */
+    else
+        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+            sum_psync[i] = SHMEM_SYNC_VALUE;
     if (!ctl || !buf || !loc) {
         fprintf(stderr, "bench: PE %d: shmem_malloc of %ld bytes failed\n", me, max_size);
         shmem_global_exit(1);
@@ -714,6 +836,16 @@ int main(int argc, char **argv)
     bandwidth("put_bw", k_put_bw);
     bandwidth("put_nbi_bw", k_put_nbi_bw);
     bandwidth("get_bw", k_get_stream);
+    check_pairs();
+    message_rate("put_mr", k_put_mr);
+    latency("amo_fetch_add", k_amo_fetch_add, 8, 1.0);
+    latency("amo_fetch_inc", k_amo_fetch_inc, 8, 1.0);
+    latency("amo_add", k_amo_add, 8, 1.0);
+    latency("amo_inc", k_amo_inc, 8, 1.0);
+    latency("amo_compare_swap", k_amo_compare_swap, 8, 1.0);
+    latency("amo_swap", k_amo_swap, 8, 1.0);
+    latency("amo_fetch", k_amo_fetch, 8, 1.0);
+    latency("amo_set", k_amo_set, 8, 1.0);
     check_collectives();
     collective("bcast", k_bcast);
     collective("collect", k_collect);
@@ -732,6 +864,11 @@ int main(int argc, char **argv)
     shmem_free(loc);
     shmem_free(buf);
     shmem_free(ctl);
+    shmem_free(sum_psync);
+    shmem_free(sum_pwrk);
+    shmem_free(pe_sum);
+    shmem_free(pe_value);
+    shmem_free(amo);
     free(floor_to);
     free(floor_from);
     shmem_finalize();

@@ -10,6 +10,9 @@ every measure, both numbers, their ratio and the goal of issues #17 and #25:
 * every latency of libaclshmem <= OSHMEM's (ratio <= 1.00), the collectives' (broadcast,
   collect, fcollect, reduce, alltoall, 8 B .. 1 MiB per PE) included,
 * every bandwidth of libaclshmem >= 0.95 x OSHMEM's, 8 B .. 16 MiB,
+* the message rate of small puts (``put_mr``, 1 B .. 32 KiB) >= OSHMEM's (ratio >= 1.00), and
+  the atomics' latencies (``amo_*``) <= OSHMEM's, the PEs in pairs as in the OSU OpenSHMEM
+  benchmarks,
 * a put to a PE asleep in wait_until costs <= 1.5 x a put to a PE spinning in user code,
 * the reduce (an all-reduce, ``shmem_long_sum_to_all``) of libaclshmem within 1.5 x the
   floor: the time every PE takes, all at once, to memcpy the 2 (PEs - 1) / PEs x size bytes
@@ -59,15 +62,21 @@ APT_PACKAGES = ("openmpi-bin", "libopenmpi-dev")
 
 LATENCIES = ("put_lat_barrier", "put_lat_asleep", "put_lat_spin", "p_lat", "put_lat_static", "put_lat_ctx",
              "get_lat", "g_lat", "pingpong", "pingpong_ptr", "barrier",
-             "bcast", "collect", "fcollect", "reduce", "alltoall")
+             "amo_fetch_add", "amo_fetch_inc", "amo_add", "amo_inc", "amo_compare_swap", "amo_swap", "amo_fetch",
+             "amo_set", "bcast", "collect", "fcollect", "reduce", "alltoall")
 # Measures shown for reference, with no goal: what the hardware allows on each library's memory.
 REFERENCES = ("pingpong_ptr",)
 # bench's memcpy of what an all-reduce moves: no library call, so not compared; the floor of reduce.
 FLOOR = "floor"
 FLOOR_GOAL = 1.5      # reduce of libaclshmem / the floor, at most
 BANDWIDTHS = ("put_bw", "put_nbi_bw", "get_bw")
+RATES = ("put_mr",)   # messages per second: higher is better, as a bandwidth
+# The table's order (bench's): point to point, then the pairs' rate and atomics, then the collectives.
+_FIRST_AMO = LATENCIES.index("amo_fetch_add")
+ORDER = LATENCIES[:_FIRST_AMO] + BANDWIDTHS + RATES + LATENCIES[_FIRST_AMO:]
 LATENCY_GOAL = 1.00   # libaclshmem / OSHMEM, at most
 BANDWIDTH_GOAL = 0.95  # libaclshmem / OSHMEM, at least
+RATE_GOAL = 1.00      # libaclshmem / OSHMEM, at least
 ASLEEP_GOAL = 1.5     # put_lat_asleep / put_lat_spin of libaclshmem, at most
 
 DESCRIPTIONS = {
@@ -85,6 +94,15 @@ DESCRIPTIONS = {
     "put_bw": "putmem stream, quiet every 64",
     "put_nbi_bw": "putmem_nbi stream, quiet every 64",
     "get_bw": "getmem stream",
+    "put_mr": "putmem stream of every pair, quiet every 64",
+    "amo_fetch_add": "long_atomic_fetch_add on the partner",
+    "amo_fetch_inc": "long_atomic_fetch_inc on the partner",
+    "amo_add": "long_atomic_add on the partner",
+    "amo_inc": "long_atomic_inc on the partner",
+    "amo_compare_swap": "long_atomic_compare_swap on the partner",
+    "amo_swap": "long_atomic_swap on the partner",
+    "amo_fetch": "long_atomic_fetch on the partner",
+    "amo_set": "long_atomic_set on the partner",
     "bcast": "broadcast64 from PE 0, per call",
     "collect": "collect64, per call",
     "fcollect": "fcollect64, per call",
@@ -330,7 +348,7 @@ def best_of(rounds, key):
     vals = [r[key] for r in rounds if key in r]
     if not vals:
         return None
-    return max(vals) if key[0] in BANDWIDTHS else min(vals)
+    return max(vals) if key[0] in BANDWIDTHS + RATES else min(vals)
 
 
 def comparison_rows(acl_rounds, osh_rounds):
@@ -339,7 +357,7 @@ def comparison_rows(acl_rounds, osh_rounds):
     medians' ratio."""
     rows = []
     keys = sorted({k for r in acl_rounds for k in r if k[0] != FLOOR} & {k for r in osh_rounds for k in r},
-                  key=lambda k: ((LATENCIES + BANDWIDTHS).index(k[0]) if k[0] in LATENCIES + BANDWIDTHS else 99,
+                  key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99,
                                  k[1]))
     for key in keys:
         metric, size = key
@@ -352,6 +370,9 @@ def comparison_rows(acl_rounds, osh_rounds):
         elif metric in BANDWIDTHS:
             rows.append((metric, size_text(size), acl, osh, "GB/s", ratio, best, f">= {BANDWIDTH_GOAL:.2f}",
                          ratio >= BANDWIDTH_GOAL))
+        elif metric in RATES:
+            rows.append((metric, size_text(size), acl, osh, "Mmsg/s", ratio, best, f">= {RATE_GOAL:.2f}",
+                         ratio >= RATE_GOAL))
         else:
             rows.append((metric, "" if metric == "barrier" else size_text(size), acl, osh, "us", ratio, best,
                          f"<= {LATENCY_GOAL:.2f}", ratio <= LATENCY_GOAL))
@@ -448,7 +469,7 @@ def parse_args(argv):
     p.add_argument("--ms", type=float, default=20, help="milliseconds per repetition (default 20)")
     p.add_argument("--max-size", type=int, default=16 << 20, help="largest message in bytes (default 16 MiB)")
     p.add_argument("--tests", help="only these tests, comma-separated (bench's names: " +
-                   ", ".join(LATENCIES + BANDWIDTHS + (FLOOR,)) + "; reduce brings floor)")
+                   ", ".join(ORDER + (FLOOR,)) + "; reduce brings floor)")
     p.add_argument("--bind", choices=("core", "none"), default="core",
                    help="core: PE i on CPU i for both libraries (oshrun's default); none: unbound")
     p.add_argument("--oshrun-arg", action="append", default=[], help="an extra argument of oshrun (repeatable)")
