@@ -179,12 +179,19 @@ def test_shmem_torch_requires_a_minimum_torch():
         f"torch should have a minimum version and no upper bound (the user's torch stays): {torch}")
 
 
+# C programs a tool builds on the user's machine when it runs (shmem-perf --oshmem): package
+# data that the wheel ships as text, not code compiled into the package.
+RUNTIME_PROGRAMS = {"shmem-tools": {"oshmem_bench.c"}}
+
+
 def test_only_shmem_native_has_compiled_code():
     for name in ("shmem-core", "shmem-torch", "shmem-tools"):
         src = os.path.join(PACKAGES, name, "src")
         compiled = [os.path.join(root, f) for root, _d, files in os.walk(src)
-                    for f in files if f.endswith((".c", ".so", ".pyx"))]
+                    for f in files if f.endswith((".c", ".so", ".pyx")) and f not in RUNTIME_PROGRAMS.get(name, ())]
         assert not compiled, f"{name} should be pure Python: {compiled}"
+    data = pyproject("shmem-tools")["tool"]["setuptools"]["package-data"]["shmem_tools"]
+    assert set(data) == RUNTIME_PROGRAMS["shmem-tools"], "the programs shmem-tools builds at run time ship as data"
 
 
 def test_shmem_core_checks_the_native_abi_at_load(tmp_path):

@@ -10,6 +10,8 @@ measured in the same run.
                                            ucx_perftest: see shmem_tools._internode
     shmem-perf --scale [--plot scale.png]  init, finalize, barrier_all, put and all-reduce
                                            on 2..64 PEs against OSHMEM: see shmem_tools._scale
+    shmem-perf --oshmem [TESTS]            one OpenSHMEM program against Open MPI's OSHMEM:
+                                           see shmem_tools._oshmem
 
 Tests (PE 0 talks to PE 1 in the point-to-point ones):
 
@@ -56,6 +58,13 @@ when Open MPI is installed, against its OSHMEM, run as jobs of 2 to 64 PEs (or t
 given), the two taking turns; a table per measure (PE 0's shmem_init and shmem_finalize,
 barrier_all, an 8-byte put, a small all-reduce) gives both, their ratio and issue #26's
 goals; see ``shmem_tools._scale``.
+
+``--oshmem [TESTS]`` is a mode of its own: one OpenSHMEM program (``oshmem_bench.c``) built with
+Open MPI's ``oshcc`` and against the libaclshmem this Python loads, run in alternating rounds
+on ``--pes`` PEs (default 2): the latencies and bandwidths of put and get, the message rate and
+the atomics of PEs in pairs, barrier and the collectives, both libraries side by side with
+their ratio and the goals of issues #17 and #25, and the reduce against the physical floor;
+see ``shmem_tools._oshmem``.
 
 ``--nodes 2`` is a mode of its own: as root, it joins two network namespaces by a veth
 pair, puts one PE in each (so they talk through the UCX plug-in over TCP, as PEs on two
@@ -494,6 +503,10 @@ def _parser():
                         "4K-64M and a DDP step, on --pes ranks (default 2 and 4); see shmem_tools._dist_bench. "
                         "With --nodes 2 (as root): across two network namespaces, --pes ranks per node (default "
                         "1 and 2), all_reduce and broadcast 64K-8M; see shmem_tools._dist_nodes")
+    p.add_argument("--oshmem", nargs="?", const="", default=None, metavar="TESTS",
+                   help="compare with Open MPI's OSHMEM instead: one OpenSHMEM program built with each oshcc, "
+                        "point to point, message rate, atomics and collectives (TESTS: some of them), on --pes PEs, "
+                        "alternating --rounds; see shmem_tools._oshmem")
     p.add_argument("--python", action="store_true",
                    help="measure the Python hot path instead: _pyshmem and shmem.core put/get against the bare cffi "
                         "call, and import + first call time (1 PE, this process); --rounds, --quick, --json apply; "
@@ -551,6 +564,10 @@ def main(argv=None):
     ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if ns.nodes is not None and ns.scale is not None:
         parser.error("--nodes and --scale are modes of their own: choose one")
+    if ns.oshmem is not None:
+        from ._oshmem import main_perf
+
+        return main_perf(ns, parser)
     if ns.dist and ns.nodes is not None:
         return main_dist_nodes(ns, parser)
     if ns.nodes is not None:

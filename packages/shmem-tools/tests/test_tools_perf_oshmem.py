@@ -1,43 +1,37 @@
-"""The OSHMEM comparison (packages/shmem-native/benchmarks/oshmem_compare) on libaclshmem's
-side: bench.c builds against libaclshmem's shmem.h the way run.py builds it, runs on PEs
-that run.py starts itself, checks its collectives' results before timing them, and gives
-reduce and its floor at the same sizes; run.py's floor table divides the one by the other.
-Open MPI is not needed (nor installed by the test run): its side is the same source built
-with Open MPI's oshcc."""
+"""shmem-perf --oshmem (shmem_tools._oshmem): libaclshmem against Open MPI's OSHMEM.
+
+On libaclshmem's side, with real PEs: oshmem_bench.c (shipped in the package) builds against
+the libaclshmem this Python loads and the headers found for it, runs on PEs that the module
+starts itself, checks its collectives' and pairs' results before timing them, and gives every
+measure, reduce and its floor at the same sizes; the tables divide them.  Open MPI is not
+installed by the test run: the whole comparison runs when it is there, and otherwise the
+command says how to install it.  No number is checked: the numbers are for people
+(docs/guides/benchmarking.rst)."""
 
 import argparse
-import importlib.util
-import os
 import subprocess
 
 import pytest
+from toolrun import run_tool
 
-from integration_helpers import PACKAGES
-
-HERE = os.path.join(PACKAGES, "shmem-native", "benchmarks", "oshmem_compare")
-
-
-def _load_run_py():
-    spec = importlib.util.spec_from_file_location("oshmem_compare_run", os.path.join(HERE, "run.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from shmem_tools import _oshmem
 
 
 @pytest.fixture(scope="module")
 def compare():
-    return _load_run_py()
+    return _oshmem
 
 
 @pytest.fixture(scope="module")
 def built(compare, tmp_path_factory):
-    """bench.c built against the libaclshmem shmem-core loads, as run.py builds its copy."""
-    from shmem import _native
+    """oshmem_bench.c built against the libaclshmem shmem-core loads, as the module builds it."""
+    from shmem_tools import _install
+    from shmem_tools._internode import find_headers
 
-    _native.load()
-    acl = compare._from_library(_native.library_path(), "the test")
+    library, _ = _install.loaded_library()
+    acl = compare._from_library(library, "the test", find_headers(library))
     binary = tmp_path_factory.mktemp("oshmem_compare") / "bench_aclshmem"
-    cmd = ["cc", "-O2", "-std=c11", *acl.cflags, os.path.join(HERE, "bench.c"), "-o", str(binary), *acl.ldflags]
+    cmd = ["cc", "-O2", "-std=c11", *acl.cflags, str(compare.SOURCE), "-o", str(binary), *acl.ldflags]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, f"{cmd} failed:\n{done.stdout}{done.stderr}"
     return acl, binary
@@ -96,6 +90,31 @@ def test_bench_args_bring_the_floor_with_reduce_only(compare):
     assert tests_of("reduce,floor") == "reduce,floor"
     assert tests_of("bcast") == "bcast"
     assert tests_of(None) is None  # every test, the floor among them
+
+
+def test_shmem_perf_oshmem_compares_or_says_how_to_install_open_mpi(compare, tmp_path):
+    out = tmp_path / "oshmem.json"
+    r = run_tool("shmem-perf", "--oshmem", "barrier,amo_fetch", "--quick", "--json", str(out), timeout=600)
+    if compare.find_openmpi() is None:
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "Open MPI's OSHMEM (oshcc, oshrun) is not installed" in r.stderr
+        assert "apt-get install -y openmpi-bin libopenmpi-dev" in r.stderr
+        assert not out.exists()
+        return
+    assert r.returncode == 0, r.stdout + r.stderr
+    measures = [line.split()[0] for line in r.stdout.splitlines() if line and not line.startswith(("#", "-"))]
+    assert measures == ["measure", "barrier", "amo_fetch"], r.stdout
+    assert "# goals met:" in r.stdout and out.is_file()
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--oshmem", "--dist"], "--dist does not apply"),
+    (["--oshmem", "--tests", "put"], "its tests go as its value"),
+    (["--oshmem", "--json"], "--json FILE"),
+])
+def test_shmem_perf_oshmem_refuses_what_does_not_apply(flags, words):
+    r = run_tool("shmem-perf", *flags)
+    assert r.returncode == 2 and words in r.stderr, r.stderr
 
 
 def test_a_bad_option_of_bench_is_refused_with_its_usage(built):

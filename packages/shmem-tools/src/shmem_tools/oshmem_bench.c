@@ -1,13 +1,16 @@
 /*
- * bench.c - point-to-point, barrier and collective numbers of an OpenSHMEM library.
+ * oshmem_bench.c - point-to-point, pairs, barrier and collective numbers of an OpenSHMEM
+ * library.
  *
  * Written against the standard OpenSHMEM API only (no extensions), so the same source
  * measures Open MPI's OSHMEM and libaclshmem, each through its own shmem.h:
  *
- *     oshcc -O2 bench.c -o bench_oshmem                  (Open MPI's wrapper)
- *     cc -O2 bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
+ *     oshcc -O2 oshmem_bench.c -o bench_oshmem           (Open MPI's wrapper)
+ *     cc -O2 oshmem_bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
  *
- * run.py beside it builds both, runs them in turn and compares them.  PE 0 measures, PE 1
+ * _oshmem.py beside it (shmem-perf --oshmem, and the repository's
+ * packages/shmem-native/benchmarks/oshmem_compare/run.py) builds both, runs them in turn and
+ * compares them.  PE 0 measures, PE 1
  * is the target of the point-to-point tests; extra PEs take part in the barriers and the
  * collectives, which every PE runs.
  *
