@@ -27,11 +27,11 @@ exit status 3 when a goal is missed, for whoever wants that).
 and from a checkout of the repository, with Python's standard library alone (this module
 imports nothing else at the top; ``shmem-perf --oshmem`` adds the library's discovery):
 
-    python3 packages/shmem-native/benchmarks/oshmem_compare/run.py --build-dir /tmp/bld
-    python3 .../run.py --library /path/libaclshmem.so --include /path/include
-    python3 .../run.py                    # libaclshmem from pkg-config (aclshmem)
-    python3 .../run.py --install          # apt-get Open MPI first (as root)
-    python3 .../run.py --npes 4 --tests barrier,bcast,collect,fcollect,reduce,alltoall
+    python3 benchmarks/oshmem_compare.py --build-dir /tmp/bld
+    python3 benchmarks/oshmem_compare.py --library /path/libaclshmem.so --include /path/include
+    python3 benchmarks/oshmem_compare.py             # libaclshmem from pkg-config (aclshmem)
+    python3 benchmarks/oshmem_compare.py --install   # apt-get Open MPI first (as root)
+    python3 benchmarks/oshmem_compare.py --npes 4 --tests barrier,bcast,collect,fcollect,reduce,alltoall
 
 Launching.  OSHMEM's PEs are started by ``oshrun -np 2`` (with ``--allow-run-as-root`` when
 run as root, ``--oversubscribe`` so that a 1-core machine works, and the UCX spml, the only

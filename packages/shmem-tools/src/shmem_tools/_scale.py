@@ -5,7 +5,7 @@ One OpenSHMEM program (SCALE_SOURCE, written and built here) is built twice: wit
 against the shmem.h of the libaclshmem this Python loads (linked as its ``oshcc`` links,
 full RELRO), and with Open MPI's ``oshcc`` when Open MPI is installed (found by what
 ``oshcc --showme:version`` and ``oshrun --version`` say, as
-packages/shmem-native/benchmarks/oshmem_compare does: libaclshmem installs an ``oshcc``
+shmem_tools._oshmem does: libaclshmem installs an ``oshcc``
 and an ``oshrun`` of its own).  For every PE count (2 to 64 by default) each library runs
 one job per round, the two taking turns, so that both see the same machine load; the
 tables give the median of the rounds.  Each job's PE 0 measures:

@@ -9,7 +9,7 @@
  *     cc -O2 oshmem_bench.c -o bench_aclshmem $(pkg-config --cflags --libs aclshmem)
  *
  * _oshmem.py beside it (shmem-perf --oshmem, and the repository's
- * packages/shmem-native/benchmarks/oshmem_compare/run.py) builds both, runs them in turn and
+ * benchmarks/oshmem_compare.py) builds both, runs them in turn and
  * compares them.  PE 0 measures, PE 1
  * is the target of the point-to-point tests; extra PEs take part in the barriers and the
  * collectives, which every PE runs.
