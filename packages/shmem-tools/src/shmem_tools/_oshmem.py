@@ -120,29 +120,30 @@ class Failure(Exception):
 
 # ---- Open MPI ---------------------------------------------------------------------------
 
-def _says(cmd, words):
+def says(cmd, words):
     """Whether cmd's output holds one of words (how a tool tells which implementation it is)."""
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.SubprocessError):
         return False
     return any(w in done.stdout + done.stderr for w in words)
 
 
-def _tool(name, identify, words):
+def _openmpi_tool(name, identify, words):
     """The first `name` on PATH, or in /usr/bin, whose answer to `identify` holds one of
     words: Open MPI's, never another implementation's tool of that name (libaclshmem
     installs oshcc and oshrun too)."""
     for path in dict.fromkeys(p for p in (shutil.which(name), f"/usr/bin/{name}") if p and os.path.exists(p)):
-        if _says([path, identify], words):
+        if says([path, identify], words):
             return path
     return None
 
 
 def find_openmpi():
-    """(oshcc, oshrun) paths of Open MPI's OSHMEM, or None when it is not installed."""
-    oshcc = _tool("oshcc", "--showme:version", ("Open SHMEM", "Open MPI"))
-    oshrun = _tool("oshrun", "--version", ("Open MPI", "OpenRTE", "open-mpi.org"))
+    """(oshcc, oshrun) paths of Open MPI's OSHMEM, or None when it is not installed (also
+    what shmem-perf --scale runs beside libaclshmem)."""
+    oshcc = _openmpi_tool("oshcc", "--showme:version", ("Open SHMEM", "Open MPI"))
+    oshrun = _openmpi_tool("oshrun", "--version", ("Open MPI", "OpenRTE", "open-mpi.org"))
     return (oshcc, oshrun) if oshcc and oshrun else None
 
 

@@ -4,9 +4,8 @@ count on this machine, libaclshmem beside Open MPI's OSHMEM in the same run.
 One OpenSHMEM program (SCALE_SOURCE, written and built here) is built twice: with ``cc``
 against the shmem.h of the libaclshmem this Python loads (linked as its ``oshcc`` links,
 full RELRO), and with Open MPI's ``oshcc`` when Open MPI is installed (found by what
-``oshcc --showme:version`` and ``oshrun --version`` say, as
-shmem_tools._oshmem does: libaclshmem installs an ``oshcc``
-and an ``oshrun`` of its own).  For every PE count (2 to 64 by default) each library runs
+``oshcc --showme:version`` and ``oshrun --version`` say, shmem_tools._oshmem.find_openmpi:
+libaclshmem installs an ``oshcc`` and an ``oshrun`` of its own).  For every PE count (2 to 64 by default) each library runs
 one job per round, the two taking turns, so that both see the same machine load; the
 tables give the median of the rounds.  Each job's PE 0 measures:
 
@@ -38,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import _install
+from . import _install, _oshmem
 from ._internode import find_headers
 
 DEFAULT_PES = (2, 4, 8, 16, 32, 64)
@@ -186,27 +185,12 @@ class ScaleError(RuntimeError):
 # ---------------------------------------------------------------------------
 
 
-def _says(cmd, words):
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return any(w in done.stdout + done.stderr for w in words)
-
-
-def _openmpi_tool(name, identify, words):
-    for path in dict.fromkeys(p for p in (shutil.which(name), f"/usr/bin/{name}") if p and os.path.exists(p)):
-        if _says([path, identify], words):
-            return path
-    return None
-
-
 def find_openmpi():
     """(oshcc, oshrun, version text) of Open MPI's OSHMEM, or None when it is not installed."""
-    oshcc = _openmpi_tool("oshcc", "--showme:version", ("Open SHMEM", "Open MPI"))
-    oshrun = _openmpi_tool("oshrun", "--version", ("Open MPI", "OpenRTE", "open-mpi.org"))
-    if not (oshcc and oshrun):
+    tools = _oshmem.find_openmpi()
+    if tools is None:
         return None
+    oshcc, oshrun = tools
     try:
         said = subprocess.run([oshcc, "--showme:version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
@@ -230,8 +214,8 @@ def find_launcher(lib_file):
     folder = os.path.dirname(os.path.realpath(lib_file))
     for candidate in (os.path.join(os.path.dirname(folder), "programs", "aclshmemrun"),
                       os.path.join(_install.root_of_library(lib_file), "bin", "aclshmemrun")):
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and _says([candidate, "--version"],
-                                                                                   ("ACLSHMEM",)):
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and _oshmem.says([candidate, "--version"],
+                                                                                          ("ACLSHMEM",)):
             return [candidate]
     return [sys.executable, "-c", "import sys; from shmem.run import oshrun_main; "
                                   "sys.exit(oshrun_main(sys.argv[1:], 'aclshmemrun'))"]

@@ -474,18 +474,10 @@ static void check_pairs(void)
                   SHMEM_ALLTOALL_SYNC_SIZE)
 static long *psync[2];
 static long *pwrk[2]; /* shmem_long_sum_to_all's, for MAX / 8 elements (reduce goes on to MAX) */
-static double *pe_seconds; /* symmetric, npes: each PE's time, gathered on PE 0 */
-
-/* The mean of every PE's t, on PE 0 (0 elsewhere). */
+/* The mean of every PE's t, on every PE. */
 static double mean_over_pes(double t)
 {
-    shmem_double_p(&pe_seconds[me], t, 0);
-    shmem_barrier_all();
-    double sum = 0;
-    for (int pe = 0; me == 0 && pe < npes; pe++)
-        sum += pe_seconds[pe];
-    shmem_barrier_all(); /* nobody writes the next times before PE 0 has read these */
-    return me == 0 ? sum / npes : 0;
+    return sum_over_pes(t) / npes;
 }
 
 #define COLL_KERNEL(name, call)                             \
@@ -771,9 +763,6 @@ int main(int argc, char **argv)
     ctl = shmem_malloc(C_COUNT * sizeof(long));
     buf = shmem_malloc(buf_bytes);
     loc = shmem_malloc(buf_bytes);
-    pe_seconds = shmem_malloc((size_t)npes * sizeof(double));
-    if (!pe_seconds)
-        buf = NULL; /* reported below */
     for (int k = 0; k < 2; k++) {
         psync[k] = shmem_malloc(SYNC_LEN * sizeof(long));
         pwrk[k] = shmem_malloc(((size_t)max_size / 16 + SHMEM_REDUCE_MIN_WRKDATA_SIZE) * sizeof(long));
