@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "base/proc_stat.h"
 
 /* Phases of a wait, by elapsed time.  Busy-polling answers fastest when the partner runs on
@@ -76,16 +77,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* The CPUs this process may run on (its affinity mask), at least 1. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0)
-        return 1;
-    int n = CPU_COUNT(&set);
-    return n > 0 ? n : 1;
-}
-
 static long membarrier(int cmd)
 {
     return syscall(SYS_membarrier, cmd, 0, 0);
@@ -130,10 +121,17 @@ void shmemi_wait_register_process(void)
     pthread_once(&registration, register_once);
 }
 
-/* PEs of other "nodes" that are network namespaces of this machine share its CPUs too. */
+/* Oversubscribed: more PEs may compete for this PE's CPUs than there are CPUs (PEs of other
+ * "nodes" that are network namespaces of this machine compete too).  Counted by the PEs'
+ * affinity, not this process's alone: PEs bound one to a CPU (oshrun's default) each have
+ * their CPU, and a wait that yielded at once paid a system call for each look (a 2-PE
+ * ping-pong made 1.5 million sched_yield calls a second). */
 void shmemi_wait_init(shmemi_instance_t *inst)
 {
-    inst->oversubscribed = inst->heaps.pes_on_machine > usable_cpus();
+    const shmemi_heap_set_t *h = &inst->heaps;
+    inst->oversubscribed = h->cpu_sharers > h->shared_cpus;
+    SHMEMI_INFO("PE %d may share %d CPU(s) with %d PE(s) of this machine, itself included: waits %s", inst->my_pe,
+                h->shared_cpus, h->cpu_sharers, inst->oversubscribed ? "yield at once" : "spin first");
     atomic_store(&shmemi_ctrl_of(inst, inst->my_pe)->waiter_fences_writers, (uint32_t)barriers_available());
 }
 

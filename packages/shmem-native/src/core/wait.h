@@ -28,8 +28,8 @@ void shmemi_wake_shared(shmemi_wake_word_t *w);
 /* Nanoseconds of CLOCK_MONOTONIC since since (a time read with clock_gettime). */
 long shmemi_elapsed_ns(const struct timespec *since);
 
-/* Decides how inst's waits poll, once the PEs of this node are known (init): whether the
- * machine runs more PEs than this process has CPUs (inst->oversubscribed). */
+/* Decides how inst's waits poll, once the PEs of this machine are known (init): whether
+ * more PEs may compete for this PE's CPUs than there are CPUs (inst->oversubscribed). */
 void shmemi_wait_init(shmemi_instance_t *inst);
 
 /* Registers this process for the barriers that waiters make before they sleep, so that

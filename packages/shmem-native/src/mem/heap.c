@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,9 @@ static const char *const segment_names[SHMEMI_SEG_COUNT] = {"host heap", "device
                                                             "data segment"};
 static const char *const file_names[SHMEMI_FILE_COUNT] = {"aclshmem-segments", "aclshmem-data"};
 
-/* What a PE tells the others so they can tell whether it shares their node, which data
- * segment it shares (every PE must share the same one, or none), and where its memfds are
- * (see open_from_proc). */
+/* What a PE tells the others so they can tell whether it shares their node and CPUs, which
+ * data segment it shares (every PE must share the same one, or none), and where its memfds
+ * are (see open_from_proc). */
 typedef struct {
     char boot_id[40];
     uint64_t netns;
@@ -34,6 +35,7 @@ typedef struct {
     uint64_t file_dev;  /* the file system of its memfds */
     int32_t file_fd[SHMEMI_FILE_COUNT];   /* its memfds' numbers in its process (-1: absent) */
     uint64_t file_ino[SHMEMI_FILE_COUNT]; /* and their inodes, so that no other file passes for them */
+    cpu_set_t cpus;                       /* the CPUs it may run on (its affinity at init) */
 } node_info_t;
 
 const char *shmemi_segment_name(int s)
@@ -252,7 +254,8 @@ int shmemi_heaps_create(shmemi_heap_set_t *h, int my_pe, int n_pes, size_t heap_
     SHMEMI_TRY(create_segments(h));
     SHMEMI_TRY(adopt_data_segment(h, data));
     h->same_node[my_pe] = 1;
-    h->pes_on_machine = 1;
+    h->cpu_sharers = 1;
+    h->shared_cpus = 1;
     for (int pe = 0; pe < n_pes; pe++)
         h->node_first[pe] = pe; /* until shmemi_heaps_share hears where the others run */
     return shmemi_handoff_listen(h, secret);
@@ -262,6 +265,18 @@ static uint64_t inode_of(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* The CPUs this thread may run on; the CPUs online when the kernel will not say (a machine
+ * of more than CPU_SETSIZE CPUs). */
+static void read_cpus(cpu_set_t *cpus)
+{
+    CPU_ZERO(cpus);
+    if (sched_getaffinity(0, sizeof(*cpus), cpus) == 0 && CPU_COUNT(cpus) > 0)
+        return;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < (online > 1 ? online : 1) && c < CPU_SETSIZE; c++)
+        CPU_SET((int)c, cpus);
 }
 
 static void read_node_info(const shmemi_heap_set_t *h, node_info_t *info)
@@ -276,6 +291,7 @@ static void read_node_info(const shmemi_heap_set_t *h, node_info_t *info)
     info->netns = inode_of("/proc/self/ns/net");
     info->pidns = inode_of("/proc/self/ns/pid");
     info->pid = (int32_t)getpid();
+    read_cpus(&info->cpus);
     info->shares_data = h->shares_data;
     info->data_size = h->seg[SHMEMI_SEG_DATA].size;
     info->data_link = h->data_link;
@@ -426,6 +442,39 @@ static int on_same_node(const node_info_t *a, const node_info_t *b)
     return on_same_machine(a, b) && a->netns == b->netns;
 }
 
+static int cpus_overlap(const cpu_set_t *a, const cpu_set_t *b)
+{
+    cpu_set_t both;
+    CPU_AND(&both, a, b);
+    return CPU_COUNT(&both) > 0;
+}
+
+/* Which PEs of this machine may compete with this one for a CPU, and for how many CPUs:
+ * the PEs whose CPUs overlap its own, those whose CPUs overlap theirs, and so on, and the
+ * CPUs of all of them together.  Two PEs bound to CPUs 0 and 1 have a CPU each (they may
+ * spin); two unbound PEs on a 2-CPU machine share 2 CPUs (spin), four share 2 (a waiter
+ * must hand its CPU over: core/wait.c).  The CPUs grow until no further PE overlaps them,
+ * at most once per CPU. */
+static void count_cpu_sharers(shmemi_heap_set_t *h, const node_info_t *all, const node_info_t *mine)
+{
+    cpu_set_t together = mine->cpus;
+    for (int grew = 1; grew;) {
+        grew = 0;
+        for (int pe = 0; pe < h->n_pes; pe++) {
+            if (!on_same_machine(&all[pe], mine) || !cpus_overlap(&all[pe].cpus, &together))
+                continue;
+            cpu_set_t wider;
+            CPU_OR(&wider, &together, &all[pe].cpus);
+            grew |= !CPU_EQUAL(&wider, &together);
+            together = wider;
+        }
+    }
+    h->cpu_sharers = 0;
+    for (int pe = 0; pe < h->n_pes; pe++)
+        h->cpu_sharers += on_same_machine(&all[pe], mine) && cpus_overlap(&all[pe].cpus, &together);
+    h->shared_cpus = CPU_COUNT(&together);
+}
+
 /* Names every PE's node by the lowest world PE on it, comparing each PE with the first PE
  * of each node seen so far (PEs x nodes comparisons). */
 static void name_nodes(shmemi_heap_set_t *h, const node_info_t *all)
@@ -453,11 +502,11 @@ int shmemi_heaps_share(shmemi_heap_set_t *h, shmemi_bootstrap_t *boot, uint64_t 
     int peers = 0, fallbacks = 0;
     if (rc == ACLSHMEM_SUCCESS)
         name_nodes(h, all);
-    h->pes_on_machine = 0;
+    if (rc == ACLSHMEM_SUCCESS)
+        count_cpu_sharers(h, all, &mine);
     for (int pe = 0; rc == ACLSHMEM_SUCCESS && pe < h->n_pes; pe++) {
         h->same_node[pe] = h->node_first[pe] == h->node_first[h->my_pe];
         peers += h->same_node[pe] && pe != h->my_pe;
-        h->pes_on_machine += on_same_machine(&all[pe], &mine);
     }
     if (rc == ACLSHMEM_SUCCESS && peers > 0)
         rc = reserve_peer_region(h);

@@ -50,8 +50,9 @@ typedef struct {
     size_t file_size[SHMEMI_FILE_COUNT];   /* 0: absent */
     uint8_t *same_node; /* [n_pes] */
     int *node_first;    /* [n_pes]: each PE's node, named by the lowest world PE on it */
-    int pes_on_machine; /* PEs of the job that run on this kernel (boot), in any network
-                         * namespace: they share its CPUs, whatever "node" they form */
+    int cpu_sharers;    /* PEs of the job on this kernel (boot), in any network namespace,
+                         * that may compete with this one for a CPU, itself included (heap.c) */
+    int shared_cpus;    /* the CPUs those PEs may run on, together */
     int shares_data;    /* init asked to share the program's data (SHMEMI_SEG_DATA may still be
                          * absent: a program without writable data) */
     uint64_t data_link; /* the data segment's link-time address (data_segment.h) */
