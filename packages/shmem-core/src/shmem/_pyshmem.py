@@ -34,42 +34,22 @@ import typing as _typing
 
 from . import _native, _state
 from ._errors import AclshmemError as _AclshmemError
-from ._pyshmem_args import _SIZE_MAX, _as_int, _enum, _int, _ptr, _size, _stream, _text
+from ._pyshmem_args import _SIZE_MAX, _as_int, _c_text, _enum, _enum_names, _int, _ptr, _size, _stream, _text
 from ._pyshmem_types import *  # noqa: F401,F403  (the constants, enumerations and classes: re-exported)
 from ._pyshmem_types import _check_team, _error_text, _instance_id, _mem_type
 from ._pyshmem_types import _unique_id_from_bytes  # (named by pickles of a UniqueId)
 from . import _pyshmem_types
 
 if _typing.TYPE_CHECKING:  # (names for the annotations, which are not evaluated at run time)
-    from typing import Callable, Dict, List, Optional, SupportsIndex, Tuple, TypedDict, Union
+    from typing import Callable, Dict, List, Optional, SupportsIndex, Tuple, Union
 
     # What the hand-written functions take: an address (None is NULL), a heap, a text, a unique ID.
     _Address = Optional[SupportsIndex]
     _MemTypeLike = Union[MemType, int]
     _Text = Union[str, bytes, bytearray, None]
     _UidLike = Union[UniqueId, bytes, bytearray, memoryview]
+    from ._pyshmem_types import _Description
 
-    class _PluginDescription(TypedDict):
-        status: str
-        from_env: bool
-        path: Optional[str]
-        name: Optional[str]
-        version: Optional[str]
-        abi: Optional[int]
-        expected_abi: int
-        reason: Optional[str]
-        data_plane: str
-        data_plane_error: bool
-
-    class _Description(TypedDict):
-        version: Optional[str]
-        library_path: Optional[str]
-        initialized: bool
-        my_pe: int
-        n_pes: int
-        transports_available: List[str]
-        transports_in_use: List[str]
-        ucx_plugin: _PluginDescription
 del annotations  # (the name the __future__ import binds: not a name of this API)
 
 for _name in _pyshmem_types.__all__:  # documented, and shown in help(), as this module's
@@ -223,15 +203,6 @@ def aclshmem_info_get_name() -> str:
     buf = ffi.new("char[]", ACLSHMEM_MAX_NAME_LEN)
     lib.aclshmem_info_get_name(buf)
     return ffi.string(buf).decode("utf-8", "replace")
-
-
-def _enum_names(ffi: _typing.Any, ctype: str, prefix: str) -> Dict[int, str]:
-    """{value: "name"} of a C enum, its prefix dropped and lower-cased (C is the one source)."""
-    return {v: n[len(prefix):].lower() for v, n in ffi.typeof(ctype).elements.items()}
-
-
-def _c_text(ffi: _typing.Any, p: _typing.Any) -> Optional[str]:
-    return None if p == ffi.NULL else str(ffi.string(p).decode("utf-8", "replace"))
 
 
 def aclshmemx_describe(load: bool = True) -> _Description:

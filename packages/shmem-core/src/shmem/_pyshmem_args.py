@@ -128,6 +128,16 @@ def _as_int(p):
     return int(_native.get_ffi().cast("uintptr_t", p))
 
 
+def _enum_names(ffi, ctype, prefix):
+    """{value: "name"} of a C enum, its prefix dropped and lower-cased (C is the one source)."""
+    return {v: n[len(prefix):].lower() for v, n in ffi.typeof(ctype).elements.items()}
+
+
+def _c_text(ffi, p):
+    """A C string as str (undecodable bytes replaced), or None for NULL."""
+    return None if p == ffi.NULL else str(ffi.string(p).decode("utf-8", "replace"))
+
+
 def _fp16_bits(value, what):
     """A half or bfloat16 value: its bit pattern, an int in 0..65535 (as the C type is)."""
     if isinstance(value, float):

@@ -3,6 +3,7 @@ the last-error calls and the team checks its functions share."""
 
 import enum
 import struct
+import typing as _typing
 
 from . import _abi, _native
 from ._pyshmem_args import _SIZE_MAX, _enum, _int
@@ -531,3 +532,29 @@ class ProfData:
             ccount.append(tuple(ffi.unpack(block.ccount, ACLSHMEM_CYCLE_PROF_FRAME_CNT)))
             cycles.append(tuple(ffi.unpack(block.cycles, ACLSHMEM_CYCLE_PROF_FRAME_CNT)))
         return cls(p.pe_id, tuple(ccount), tuple(cycles))
+
+
+if _typing.TYPE_CHECKING:  # what aclshmemx_describe returns, for type checkers
+    from typing import List, Optional, TypedDict
+
+    class _PluginDescription(TypedDict):
+        status: str
+        from_env: bool
+        path: Optional[str]
+        name: Optional[str]
+        version: Optional[str]
+        abi: Optional[int]
+        expected_abi: int
+        reason: Optional[str]
+        data_plane: str
+        data_plane_error: bool
+
+    class _Description(TypedDict):
+        version: Optional[str]
+        library_path: Optional[str]
+        initialized: bool
+        my_pe: int
+        n_pes: int
+        transports_available: List[str]
+        transports_in_use: List[str]
+        ucx_plugin: _PluginDescription
