@@ -1,6 +1,6 @@
 """The Python packages import downward only, have no import cycle and no hand-written module
-over 800 lines (check_py_layers.py,
-whose tables are described in docs/README.md, "Layers of the Python packages")."""
+over 800 lines (check_py_layers.py, whose tables are described in docs/README.md, "Layers of
+the Python packages")."""
 
 import os
 import subprocess
