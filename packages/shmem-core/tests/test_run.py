@@ -182,6 +182,69 @@ def test_bad_command_lines():
     assert launch(["-n", "2", "--mem-size", "lots", "x.py"]).returncode == 2
 
 
+_SHOW_CPUS = """
+    import os
+    import shmem.core as core
+    core.init(mem_size=4 << 20)
+    buf = core.buffer(8)
+    buf[:] = bytes([core.my_pe()]) * 8
+    core.barrier_all()
+    got = core.buffer(8)
+    core.get(got, buf, (core.my_pe() + 1) % core.n_pes())
+    core.synchronize(0)
+    print("cpus", *sorted(os.sched_getaffinity(0)), "peer byte", got[0], flush=True)
+    core.barrier_all()
+    core.finalize()
+"""
+
+
+def _cpus_of_pes(stdout, npes):
+    """{pe: [cpus]} from the lines of _SHOW_CPUS, checking each PE's read of its peer."""
+    seen = {}
+    for line in stdout.splitlines():
+        head, _, rest = line.partition("] cpus ")
+        if rest:
+            pe = int(head.split()[-1])
+            cpus, _, byte = rest.partition(" peer byte ")
+            assert int(byte) == (pe + 1) % npes, line
+            seen[pe] = [int(c) for c in cpus.split()]
+    assert sorted(seen) == list(range(npes)), stdout
+    return seen
+
+
+def test_bind_to_core_gives_each_pe_one_cpu_in_turn(tmp_path):
+    prog = _script(tmp_path, "cpus.py", _SHOW_CPUS)
+    allowed = sorted(os.sched_getaffinity(0))
+    npes = len(allowed) + 1  # one more PE than CPUs: the last shares the first CPU
+    r = launch(["-n", str(npes), "--bind-to", "core", prog])
+    assert r.returncode == 0, r.stdout + r.stderr
+    seen = _cpus_of_pes(r.stdout, npes)
+    assert seen == {pe: [allowed[pe % len(allowed)]] for pe in range(npes)}
+
+
+def test_bind_to_none_is_the_default_and_leaves_every_cpu(tmp_path):
+    prog = _script(tmp_path, "cpus.py", _SHOW_CPUS)
+    allowed = sorted(os.sched_getaffinity(0))
+    for args in ([], ["--bind-to", "none"]):
+        r = launch(["-n", "2", *args, prog])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert _cpus_of_pes(r.stdout, 2) == {0: allowed, 1: allowed}
+
+
+def test_bind_to_something_else_is_refused():
+    r = launch(["-n", "2", "--bind-to", "socket", "x.py"])
+    assert r.returncode == 2
+    assert "--bind-to" in r.stderr and "socket" in r.stderr and "core" in r.stderr, r.stderr
+    from shmem.run import launch as launch_job
+
+    try:
+        launch_job(2, [sys.executable, "x.py"], bind_to="socket")
+    except ValueError as exc:
+        assert "bind_to" in str(exc) and "socket" in str(exc)
+    else:
+        raise AssertionError("launch(bind_to='socket') did not raise ValueError")
+
+
 def test_global_exit_ends_every_pe(tmp_path):
     prog = _script(tmp_path, "gexit.py", """
         import time

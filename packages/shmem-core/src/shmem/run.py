@@ -14,6 +14,10 @@ and options for machines without Python; on several nodes it hands the job to th
 
 * Every line a PE prints is prefixed with ``[PE i]`` (``--no-prefix`` turns it off);
   stdout stays stdout and stderr stays stderr.
+* ``--bind-to core`` binds PE i of the node to one CPU, the (i mod k)-th of the k CPUs the
+  launcher may use (Open MPI's option of the same name); the default, ``none``, leaves the
+  PEs free, which suits more PEs than CPUs and PEs with threads of their own (torch).
+  Bound one to a CPU, the PEs' waits spin instead of yielding the CPU.
 * SIGINT and SIGTERM are passed on to every PE.
 * Unless RANK is set already, every PE also gets torchrun's variables (RANK, WORLD_SIZE,
   LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT: loopback and a free port; with
@@ -64,6 +68,9 @@ from . import __version__, _bootstrap, _sizes, _uid_exchange
 __all__ = ["main", "oshrun_main", "launch", "LaunchError"]
 
 
+BIND_CHOICES = ("none", "core")
+
+
 class LaunchError(RuntimeError):
     """The job could not be set up (nodes did not join, bad multi-node setup)."""
 
@@ -107,6 +114,9 @@ def _parse_args(argv, prog="python -m shmem.run", any_program=False):
     parser.add_argument("--kill-grace", type=float, default=3.0,
                         help="seconds between SIGTERM and SIGKILL when stopping PEs (default 3)")
     parser.add_argument("--no-prefix", action="store_true", help="do not prefix output lines with [PE i]")
+    parser.add_argument("--bind-to", choices=BIND_CHOICES, default="none",
+                        help="core: PE i of this node on the (i mod k)-th of the k CPUs the launcher may use; "
+                             "none: unbound (default)")
     parser.add_argument("-m", dest="module", default=None, help="run a module (like python -m)")
     parser.add_argument("--version", action="version", version=f"%(prog)s (shmem-core {__version__}, "
                         "the launcher of libaclshmem's jobs)")
@@ -271,15 +281,18 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
            env: Optional[Mapping[str, str]] = None, stdout: Optional[BinaryIO] = None,
            stderr: Optional[BinaryIO] = None, nnodes: int = 1, node_rank: int = 0,
            master_addr: Optional[str] = None, master_port: Optional[int] = None,
-           join_timeout: Optional[float] = None, name: str = "shmem.run") -> int:
+           join_timeout: Optional[float] = None, name: str = "shmem.run", bind_to: str = "none") -> int:
     """Runs ``command`` (a list) as ``npes`` PEs; returns the job's exit status.
     ``name`` starts the launcher's own lines on standard error.
 
     With ``nnodes`` > 1 this is node ``node_rank`` of the job: it runs global PEs
     node_rank*npes .. node_rank*npes+npes-1 of nnodes*npes, and gets the unique ID from
     node 0's launcher on ``master_addr:master_port`` (node 0 makes and serves it).
-    ``SHMEM_JOB_SECRET`` must be set in ``env`` (or the environment).  Raises
-    LaunchError when the nodes cannot form the job."""
+    ``SHMEM_JOB_SECRET`` must be set in ``env`` (or the environment).  ``bind_to``
+    "core" binds each PE to one CPU (see ``--bind-to``).  Raises LaunchError when the
+    nodes cannot form the job, ValueError for a ``bind_to`` other than "none" or "core"."""
+    if bind_to not in BIND_CHOICES:
+        raise ValueError(f"bind_to must be one of {', '.join(BIND_CHOICES)}, not {bind_to!r}")
     base_env = dict(os.environ if env is None else env)
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr.buffer
@@ -315,14 +328,41 @@ def launch(npes: int, command: Sequence[str], *, mem_size: Union[int, str, None]
     try:
         return _run_pes(npes, command, uid, base_env, node_rank * npes, nnodes * npes, mem_size, timeout,
                         kill_grace, prefix, out, err, lock, server, join_deadline, join_timeout,
-                        None if server is None else _address_text(master_addr, master_port), name)
+                        None if server is None else _address_text(master_addr, master_port), name,
+                        _cpus_to_bind(bind_to))
     finally:
         if server is not None:
             server.close()
 
 
+def _cpus_to_bind(bind_to):
+    """The CPUs PE i of the node is bound to in turn (i mod their count), or None: unbound."""
+    if bind_to == "none":
+        return None
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError) as exc:
+        raise LaunchError(f"--bind-to {bind_to}: cannot read the CPUs this launcher may use ({exc})") from None
+
+
+def _start_pe(command, env, cpu):
+    """Popen of one PE; bound to cpu (unless None) by binding this thread while it forks
+    (a child inherits its parent thread's CPUs), which leaves the launcher's other threads,
+    the output pumps, as they are."""
+    saved = None
+    if cpu is not None:
+        saved = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {cpu})
+    try:
+        return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    finally:
+        if saved is not None:
+            os.sched_setaffinity(0, saved)
+
+
 def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, kill_grace, prefix, out, err,
-             lock, server, join_deadline, join_timeout, join_where, name):
+             lock, server, join_deadline, join_timeout, join_where, name, cpus):
     base_env.setdefault("PYTHONUNBUFFERED", "1")
     base_env[_bootstrap.ENV_UID] = uid.hex()
     base_env[_bootstrap.ENV_NPES] = str(total)
@@ -354,10 +394,8 @@ def _run_pes(npes, command, uid, base_env, first_pe, total, mem_size, timeout, k
                             LOCAL_WORLD_SIZE=str(npes))
             width = len(str(total - 1))
             tag = f"[PE {rank:>{width}}] ".encode() if prefix else b""
-            proc = subprocess.Popen(
-                command, env=penv, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            )
+            local = rank - first_pe
+            proc = _start_pe(command, penv, None if cpus is None else cpus[local % len(cpus)])
             procs.append(proc)
             pumps.append(_Output(proc.stdout, out, tag, lock))
             pumps.append(_Output(proc.stderr, err, tag, lock))
@@ -435,7 +473,7 @@ def _launch_parsed(ns, command, name):
         return launch(ns.npes, command, mem_size=ns.mem_size, timeout=ns.timeout,
                       kill_grace=ns.kill_grace, prefix=not ns.no_prefix, nnodes=ns.nnodes,
                       node_rank=ns.node_rank, master_addr=ns.master_addr, master_port=ns.master_port,
-                      join_timeout=ns.join_timeout, name=name)
+                      join_timeout=ns.join_timeout, name=name, bind_to=ns.bind_to)
     except (OSError, RuntimeError, ValueError) as exc:
         sys.stderr.write(f"{name}: {exc}\n")
         return 1
