@@ -51,6 +51,7 @@ enum {
     OPT_TIMEOUT,
     OPT_KILL_GRACE,
     OPT_NO_PREFIX,
+    OPT_BIND_TO,
     OPT_NNODES,
     OPT_NODE_RANK,
     OPT_MASTER_ADDR,
@@ -69,6 +70,7 @@ static const struct option long_options[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"kill-grace", required_argument, NULL, OPT_KILL_GRACE},
     {"no-prefix", no_argument, NULL, OPT_NO_PREFIX},
+    {"bind-to", required_argument, NULL, OPT_BIND_TO},
     {"nnodes", required_argument, NULL, OPT_NNODES},
     {"node-rank", required_argument, NULL, OPT_NODE_RANK},
     {"node_rank", required_argument, NULL, OPT_NODE_RANK},
@@ -98,6 +100,8 @@ static void usage(const char *name)
            "  --timeout SECONDS     stop the job after this many seconds (exit status 124)\n"
            "  --kill-grace SECONDS  seconds between SIGTERM and SIGKILL when stopping PEs (default 3)\n"
            "  --no-prefix           do not prefix output lines with [PE i]\n"
+           "  --bind-to none|core   core: PE i of this node on the (i mod k)-th of the k CPUs the\n"
+           "                        launcher may use; none: unbound (default)\n"
            "  -m MODULE             run a Python module (python3 -m MODULE; $SHMEM_PYTHON chooses the\n"
            "                        Python)\n"
            "  -h, --help            show this help and exit\n"
@@ -145,6 +149,14 @@ static double parse_seconds(const char *name, const char *option, const char *te
     return value;
 }
 
+/* --bind-to: 1 for core, 0 for none (Open MPI's names; its other levels are not ours). */
+static int parse_binding(const char *name, const char *text)
+{
+    if (strcmp(text, "core") == 0 || strcmp(text, "none") == 0)
+        return text[0] == 'c';
+    usage_error(name, "--bind-to must be none or core, not \"%.32s\"", text);
+}
+
 static void read_option(options_t *o, int c, const char *arg)
 {
     const char *name = o->job.name;
@@ -155,6 +167,7 @@ static void read_option(options_t *o, int c, const char *arg)
     case OPT_TIMEOUT: o->job.timeout = parse_seconds(name, "--timeout", arg); break;
     case OPT_KILL_GRACE: o->job.kill_grace = parse_seconds(name, "--kill-grace", arg); break;
     case OPT_NO_PREFIX: o->job.prefix = 0; break;
+    case OPT_BIND_TO: o->job.bind_core = parse_binding(name, arg); break;
     case OPT_NNODES: o->nnodes = parse_int(name, "--nnodes", arg); break;
     case OPT_NODE_RANK: o->node_rank = parse_int(name, "--node-rank", arg); break;
     case OPT_MASTER_ADDR:

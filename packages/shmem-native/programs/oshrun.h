@@ -15,6 +15,8 @@ typedef struct {
     double timeout;     /* seconds until the job is stopped (status 124); < 0: none */
     double kill_grace;  /* seconds between SIGTERM and SIGKILL when stopping PEs */
     int prefix;         /* prefix every output line with "[PE i] " */
+    int bind_core;      /* --bind-to core: PE i of this node on the (i mod k)-th of the k CPUs
+                         * the launcher may use */
     char **command;     /* what every PE runs, NULL-terminated (argv of execvp) */
 } oshrun_job_t;
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,9 +217,28 @@ static void open_stream(stream_t *s, int fd, int sink, const char *tag)
     s->mid_line = 0;
 }
 
-/* In the child: becomes PE rank's process and runs the command; tells errno through
+/* In the child of PE index, with --bind-to core: binds it to the (index mod k)-th of the k
+ * CPUs the launcher may use (inherited); says so on its standard error and runs unbound
+ * when the kernel refuses. */
+static void bind_pe(const oshrun_job_t *job, int index)
+{
+    cpu_set_t allowed, mine;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) == 0)
+        return;
+    int wanted = index % CPU_COUNT(&allowed), cpu = 0;
+    for (int seen = -1; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &allowed) && ++seen == wanted)
+            break;
+    CPU_ZERO(&mine);
+    CPU_SET(cpu, &mine);
+    if (sched_setaffinity(0, sizeof mine, &mine) != 0)
+        oshrun_note(job, "cannot bind PE %d to CPU %d (%s): it runs unbound", job->first_pe + index, cpu,
+                    strerror(errno));
+}
+
+/* In the child: becomes PE index's process and runs the command; tells errno through
  * report (close-on-exec) when it cannot. */
-static _Noreturn void become_pe(const oshrun_job_t *job, pid_t launcher, int out, int err, int report)
+static _Noreturn void become_pe(const oshrun_job_t *job, int index, pid_t launcher, int out, int err, int report)
 {
     reset_signals();
     setsid();
@@ -231,6 +251,8 @@ static _Noreturn void become_pe(const oshrun_job_t *job, pid_t launcher, int out
         dup2(null, 0);
     dup2(out, 1);
     dup2(err, 2);
+    if (job->bind_core)
+        bind_pe(job, index);
     execvp(job->command[0], job->command);
     int why = errno;
     if (write(report, &why, sizeof why) < 0) {
@@ -253,7 +275,7 @@ static int spawn_pe(job_state_t *st, int index)
     }
     pid_t launcher = getpid(), pid = fork();
     if (pid == 0)
-        become_pe(job, launcher, out[1], err[1], report[1]);
+        become_pe(job, index, launcher, out[1], err[1], report[1]);
     close(out[1]);
     close(err[1]);
     close(report[1]);

@@ -4,14 +4,16 @@
  *
  *   ring          shmem_init; every PE puts its number into the next PE's symmetric word;
  *                 prints "ring <me> of <n> got <previous>" (stdout) and "stderr <me>" (stderr)
+ *   cpus          the ring, silent, then "cpus <me> ok|bad: <the CPUs it may run on>"
  *   alone         shmem_init with no launcher: prints "alone <me> of <n> heap ok"
  *   env           prints the launcher's variables (no shmem_init)
  *   fail PE CODE  PE PE exits with CODE at once; the others sleep 60 s (no shmem_init)
  *   signals       prints "ready", then "got SIGINT" / "got SIGTERM" when one arrives, exit 0
  *   lines         a line without newline at the end, and one of 200000 bytes
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
 
+#include <sched.h>
 #include <shmem.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +26,38 @@ static int run_pe(void)
 {
     const char *pe = getenv("SHMEM_RUN_PE");
     return pe ? atoi(pe) : -1;
+}
+
+/* Every PE puts its number into the next PE's word; whether its own word got the previous
+ * PE's number.  Between shmem_init and shmem_finalize. */
+static int ring_passes(void)
+{
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    long *word = shmem_malloc(sizeof *word);
+    *word = -1;
+    shmem_barrier_all();
+    long mine = me;
+    shmem_putmem(word, &mine, sizeof mine, (me + 1) % n);
+    shmem_barrier_all();
+    int ok = *word == (me + n - 1) % n;
+    shmem_free(word);
+    return ok;
+}
+
+static int cpus(char **args)
+{
+    (void)args;
+    shmem_init();
+    int ok = ring_passes();
+    cpu_set_t set;
+    printf("cpus %d %s:", shmem_my_pe(), ok ? "ok" : "bad");
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                printf(" %d", c);
+    printf("\n");
+    shmem_finalize();
+    return ok ? 0 : 1;
 }
 
 static int ring(char **args)
@@ -120,7 +154,7 @@ static const struct {
     const char *name;
     int (*run)(char **args);
 } modes[] = {{"ring", ring},       {"alone", alone}, {"env", env},   {"fail", fail},
-             {"signals", signals}, {"lines", lines}};
+             {"signals", signals}, {"lines", lines},  {"cpus", cpus}};
 
 int main(int argc, char **argv)
 {

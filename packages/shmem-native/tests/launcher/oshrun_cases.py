@@ -8,7 +8,7 @@
 
 The wrapper builds osh_launched.c (an OpenSHMEM program, shmem.h) and a C++ program; the
 launcher runs them on 2, 3 and 4 PEs: output prefixes, the environment of shmem_init(),
-exit statuses, fail-fast, SIGINT/SIGTERM passed on, --timeout, long lines, bad command
+--bind-to, exit statuses, fail-fast, SIGINT/SIGTERM passed on, --timeout, long lines, bad command
 lines, a Python script (when cffi is importable), and a 2-node job handed to shmem-core's
 launcher.  Without a launcher the program is a job of 1 PE.  Only the standard library is
 needed (no pytest): meson's own Python runs it.
@@ -187,6 +187,27 @@ class Launcher(Tools):
         self.assertIn("[PE  3] SHMEM_RUN_PE=3", r.stdout)
         self.assertIn("[PE 10] SHMEM_RUN_PE=10", r.stdout)
 
+    def cpus_of_pes(self, r, npes):
+        """{pe: [cpus]} from the output of `osh_launched cpus`, whose ring must have passed."""
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        seen = {}
+        for line in r.stdout.splitlines():
+            head, _, rest = line.partition("] cpus ")
+            pe, _, listed = rest.partition(" ok:")
+            self.assertTrue(listed, line)
+            seen[int(pe)] = [int(c) for c in listed.split()]
+        self.assertEqual(sorted(seen), list(range(npes)), r.stdout)
+        return seen
+
+    def test_bind_to_core_gives_each_pe_one_cpu_in_turn(self):
+        allowed = sorted(os.sched_getaffinity(0))
+        npes = len(allowed) + 1  # the last PE shares the first CPU
+        r = self.launch(["-np", str(npes), "--bind-to", "core", self.prog, "cpus"])
+        self.assertEqual(self.cpus_of_pes(r, npes), {pe: [allowed[pe % len(allowed)]] for pe in range(npes)})
+        for args in ([], ["--bind-to", "none"]):  # unbound, the default
+            r = self.launch(["-np", "2", *args, self.prog, "cpus"])
+            self.assertEqual(self.cpus_of_pes(r, 2), {0: allowed, 1: allowed})
+
     def variables(self, text):
         """{pe: {name: value}} from the output of `osh_launched env`."""
         out = {}
@@ -301,6 +322,7 @@ class Launcher(Tools):
                            (["-n", "2", "--bogus", self.prog], "unrecognized option"),
                            (["-n", "two", self.prog], "-n needs an integer"),
                            (["-n", "2", "--timeout", "-1", self.prog], "--timeout needs a number of seconds"),
+                           (["-n", "2", "--bind-to", "socket", self.prog], "--bind-to must be none or core"),
                            (["-n", "2", "--nnodes", "2", "--node-rank", "2", self.prog], "--node-rank must be in 0..1"),
                            ([self.prog], "-n N is required")):
             r = self.launch(args)
