@@ -33,12 +33,14 @@ except ImportError:  # pragma: no cover
 PE_ENV = {"OMP_NUM_THREADS": "1"}
 
 
-def run_group(n, group, mem_size=256 << 20, timeout=240.0):
-    """Runs the checks of ``group`` on n PEs; returns {check: [(status, text) per PE]}."""
+def run_group(n, group, mem_size=256 << 20, timeout=240.0, runner=None):
+    """Runs the checks of ``group`` on n PEs; returns {check: [(status, text) per PE]}.
+    ``runner`` is what each PE runs (default ``torch_checks.run_group``; a module of checks
+    of its own, such as coll_checks, passes its ``run``, whose import registers them)."""
     import torch_checks
     from shmem import testing
 
-    per_pe = testing.run_pes(n, torch_checks.run_group, group, mem_size=mem_size, timeout=timeout,
+    per_pe = testing.run_pes(n, runner or torch_checks.run_group, group, mem_size=mem_size, timeout=timeout,
                              env=PE_ENV, echo=False)
     merged = {}
     for name in torch_checks.names(group):

@@ -1,16 +1,17 @@
-"""The "teams" checks of torch_checks.py, on 4 PEs (one job; one pytest item per check)."""
+"""The "teams" checks of coll_checks.py, on 4 PEs (one job; one pytest item per check)."""
 
 import pytest
 
 pytest.importorskip("torch", reason="shmem-torch needs torch")
 
+import coll_checks  # noqa: E402
 import torch_checks  # noqa: E402
 from conftest import assert_check, run_group  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def results():
-    return run_group(4, "teams")
+    return run_group(4, "teams", runner=coll_checks.run)
 
 
 @pytest.mark.parametrize("name", torch_checks.names("teams"))

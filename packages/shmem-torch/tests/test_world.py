@@ -1,16 +1,17 @@
-"""The "world" checks of torch_checks.py, on 4 PEs (one job; one pytest item per check)."""
+"""The "world" checks of coll_checks.py, on 4 PEs (one job; one pytest item per check)."""
 
 import pytest
 
 pytest.importorskip("torch", reason="shmem-torch needs torch")
 
+import coll_checks  # noqa: E402
 import torch_checks  # noqa: E402
 from conftest import assert_check, run_group  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def results():
-    return run_group(4, "world")
+    return run_group(4, "world", runner=coll_checks.run)
 
 
 @pytest.mark.parametrize("name", torch_checks.names("world"))
