@@ -41,14 +41,20 @@ static void logger(int level, const char *msg)
         g_cpus = g_cpu_sharers = -2;
 }
 
-/* Inits with the INFO line captured; checks how many peers came over the socket. */
-static void init_expecting(int n, int fallbacks)
+/* Inits with init's INFO lines captured (logger). */
+static void init_logged(void)
 {
     EXPECT_EQ(aclshmemx_set_extern_logger(logger), ACLSHMEM_SUCCESS);
     EXPECT_EQ(aclshmemx_set_log_level(1), ACLSHMEM_SUCCESS);
     ASSERT_EQ(harness_init(), 0);
     aclshmemx_set_log_level(2);
     aclshmemx_set_extern_logger(NULL);
+}
+
+/* Inits; checks how many peers came over the socket. */
+static void init_expecting(int n, int fallbacks)
+{
+    init_logged();
     EXPECT_EQ(g_shared, n - 1);
     EXPECT_EQ(g_fallbacks, fallbacks);
 }
@@ -133,11 +139,7 @@ static void bind_to(int cpu)
 /* Inits, then checks the CPUs and PEs init counted and how the waits poll. */
 static void init_expecting_cpus(int cpus, int sharers)
 {
-    EXPECT_EQ(aclshmemx_set_extern_logger(logger), ACLSHMEM_SUCCESS);
-    EXPECT_EQ(aclshmemx_set_log_level(1), ACLSHMEM_SUCCESS);
-    ASSERT_EQ(harness_init(), 0);
-    aclshmemx_set_log_level(2);
-    aclshmemx_set_extern_logger(NULL);
+    init_logged();
     EXPECT_EQ(g_cpus, cpus);
     EXPECT_EQ(g_cpu_sharers, sharers);
     EXPECT(strcmp(g_waits, sharers > cpus ? "yield at once" : "spin first") == 0);

@@ -28,9 +28,10 @@ static int run_pe(void)
     return pe ? atoi(pe) : -1;
 }
 
-/* Every PE puts its number into the next PE's word; whether its own word got the previous
- * PE's number.  Between shmem_init and shmem_finalize. */
-static int ring_passes(void)
+/* Every PE puts its number into the next PE's symmetric word; returns what arrived in its
+ * own (the previous PE's number when the ring worked).  Between shmem_init and
+ * shmem_finalize. */
+static long ring_received(void)
 {
     int me = shmem_my_pe(), n = shmem_n_pes();
     long *word = shmem_malloc(sizeof *word);
@@ -39,16 +40,23 @@ static int ring_passes(void)
     long mine = me;
     shmem_putmem(word, &mine, sizeof mine, (me + 1) % n);
     shmem_barrier_all();
-    int ok = *word == (me + n - 1) % n;
+    long got = *word;
     shmem_free(word);
-    return ok;
+    return got;
+}
+
+/* Whether got is what ring_received gives on this PE when the ring worked. */
+static int ring_ok(long got)
+{
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    return got == (me + n - 1) % n;
 }
 
 static int cpus(char **args)
 {
     (void)args;
     shmem_init();
-    int ok = ring_passes();
+    int ok = ring_ok(ring_received());
     cpu_set_t set;
     printf("cpus %d %s:", shmem_my_pe(), ok ? "ok" : "bad");
     if (sched_getaffinity(0, sizeof set, &set) == 0)
@@ -65,16 +73,10 @@ static int ring(char **args)
     (void)args;
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
-    long *word = shmem_malloc(sizeof *word);
-    *word = -1;
-    shmem_barrier_all();
-    long mine = me;
-    shmem_putmem(word, &mine, sizeof mine, (me + 1) % n);
-    shmem_barrier_all();
-    printf("ring %d of %d got %ld\n", me, n, *word);
+    long got = ring_received();
+    printf("ring %d of %d got %ld\n", me, n, got);
     fprintf(stderr, "stderr %d\n", me);
-    int ok = *word == (me + n - 1) % n;
-    shmem_free(word);
+    int ok = ring_ok(got);
     shmem_finalize();
     return ok ? 0 : 1;
 }
