@@ -18,9 +18,10 @@ int shmemi_wait(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx);
 /* Waits until ready(ctx), polling for poll_ns (spinning, then yielding; one look when 0),
  * then sleeping on w instead of this PE's doorbell; an error when the job failed first.
  * Sleeps recheck every SHMEM_SLEEP_RECHECK_MS, so a PE that dies is noticed as in
- * shmemi_wait. */
+ * shmemi_wait.  waited_ns (unless NULL) gets how long the wait took, not counting its first
+ * batch of polls, which no clock times (0: it ended within them). */
 int shmemi_wait_shared(shmemi_instance_t *inst, shmemi_ready_fn ready, void *ctx, shmemi_wake_word_t *w,
-                       long poll_ns);
+                       long poll_ns, long *waited_ns);
 /* Call after making the condition of w's sleepers true: wakes them all (a system call only
  * when one sleeps). */
 void shmemi_wake_shared(shmemi_wake_word_t *w);

@@ -94,9 +94,8 @@ static long oversubscribed_poll_ns(shmemi_instance_t *inst)
     return short_polls > 0 ? SHORT_POLL_NS : NODE_POLL_OVERSUBSCRIBED_NS;
 }
 
-static void note_wait(shmemi_instance_t *inst, const struct timespec *start)
+static void note_wait(shmemi_instance_t *inst, long waited)
 {
-    long waited = shmemi_elapsed_ns(start);
     int left = atomic_load_explicit(&inst->short_poll_barriers, memory_order_relaxed);
     left = waited > SLOW_BARRIER_NS ? SHORT_POLL_BARRIERS : left > 0 ? left - 1 : 0;
     atomic_store_explicit(&inst->short_poll_barriers, left, memory_order_relaxed);
@@ -106,11 +105,10 @@ static void note_wait(shmemi_instance_t *inst, const struct timespec *start)
 static int node_wait(shmemi_instance_t *inst, shmemi_team_t *t, shmemi_ctrl_t *root, release_t *r)
 {
     if (!inst->oversubscribed)
-        return shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], NODE_POLL_NS);
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    int rc = shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], oversubscribed_poll_ns(inst));
-    note_wait(inst, &start);
+        return shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], NODE_POLL_NS, NULL);
+    long poll_ns = oversubscribed_poll_ns(inst), waited = 0;
+    int rc = shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], poll_ns, &waited);
+    note_wait(inst, waited);
     return rc;
 }
 
