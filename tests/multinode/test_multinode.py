@@ -3,7 +3,7 @@
 Each "node" is a network namespace (netns.py): PEs of one namespace share memory, PEs of
 different namespaces reach each other only through the inter-node transport (the UCX
 plug-in, libaclshmem_ucx.so beside libaclshmem.so).  Every case of the C program mn_suite
-(packages/shmem-native/tests/multinode/mn_suite.c) runs on 2 nodes x 2 PEs and on 3 nodes x
+(packages/shmem-native/tests/multinode/mn_*.c) runs on 2 nodes x 2 PEs and on 3 nodes x
 1 PE, PE 0's control plane on node 0's veth address; a case passes when every PE prints
 its PASS line and exits 0 ("killed": the last PE dies of SIGKILL and every other one
 passes).  More:

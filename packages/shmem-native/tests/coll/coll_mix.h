@@ -1,6 +1,6 @@
 /*
  * coll_mix.h - seeded mixes of collectives on teams that come and go (coll_mix.c), shared by
- * the one-node test (test_coll_mix.c) and the multi-node suite (multinode/mn_suite.c).
+ * the one-node test (test_coll_mix.c) and the multi-node suite (multinode/mn_coll.c).
  */
 #ifndef COLL_MIX_H
 #define COLL_MIX_H
