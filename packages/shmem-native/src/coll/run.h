@@ -37,9 +37,9 @@ typedef struct {
 
 struct shmemi_coll_state {
     shmemi_coll_team_t team[ACLSHMEM_MAX_TEAMS];
-    /* Notifications this PE consumed per team id (ctrl->coll_signal); like the barrier's
-     * epochs it outlives the teams, because a peer may notify before this PE made the team. */
-    uint64_t signal_epoch[ACLSHMEM_MAX_TEAMS];
+    /* The count of completed node syncs this PE saw when it arrived at its sync under way,
+     * per team id (coll/topology.c). */
+    uint64_t node_seen[ACLSHMEM_MAX_TEAMS];
     /* The same for the pieces of broadcasts made ready by their roots (ctrl->coll_ready). */
     uint64_t ready_epoch[ACLSHMEM_MAX_TEAMS];
 };
@@ -87,8 +87,8 @@ static inline int shmemi_coll_group_size(const shmemi_coll_topo_t *topo, int g)
 {
     return topo->start[g + 1] - topo->start[g];
 }
-/* A barrier of this PE's group only (the members on this node): each adds one to the
- * others' notification counter of the team in the control segment and waits for theirs. */
+/* A barrier of this PE's group only (the members on this node), on two words of the
+ * group's first member's control segment (coll/topology.c). */
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r);
 /* The node sync in two halves, so that a PE can work between telling its group it arrived
  * and waiting for the group's arrivals. */

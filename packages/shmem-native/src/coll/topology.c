@@ -29,9 +29,13 @@ void shmemi_coll_topology(const shmemi_coll_record_t *all, int size, int *ints, 
     topo->start = ints + 3 * size;
     /* Sorting node * size + member puts each node's members together, in team order (nodes
      * and members are below ACLSHMEM_MAX_PES, so the keys fit an int). */
-    for (int i = 0; i < size; i++)
+    int sorted = 1; /* as on one node, or with the nodes' members in turn: no sort */
+    for (int i = 0; i < size; i++) {
         topo->member[i] = all[i].node * size + i;
-    qsort(topo->member, (size_t)size, sizeof(int), compare_ints);
+        sorted = sorted && (i == 0 || topo->member[i] > topo->member[i - 1]);
+    }
+    if (!sorted)
+        qsort(topo->member, (size_t)size, sizeof(int), compare_ints);
     int nodes = 0, previous = -1;
     for (int k = 0; k < size; k++) {
         int i = topo->member[k] % size, node = topo->member[k] / size;
@@ -87,30 +91,68 @@ int shmemi_coll_wait_count(const shmemi_coll_run_t *r, _Atomic uint64_t *counter
     return shmemi_wait(r->inst, all_arrived, &a);
 }
 
+/* ---- the node sync ----------------------------------------------------------------------
+ *
+ * The node barrier's way (sync/barrier.c), inside a collective: one counter of arrivals and
+ * one count of completed syncs in the control segment of the group's first member.  Each
+ * member reads the count, then arrives; the last to arrive puts the counter back to 0 (so
+ * nobody arrives at the next sync before it is), moves the count on and rings the others'
+ * doorbells; the others wait for the count to move.  Nothing outlives a sync, so a team id
+ * used again by another team, with another first member, starts clean.  One add per member
+ * on one line, where an add to every other member's counter took n - 1: an alltoall of 4 KiB
+ * blocks on 4 PEs sharing 2 CPUs, whose end is this sync, took 3.53 against 3.89 us with the
+ * sort above skipped too (medians of 10 alternating runs). */
+
+typedef struct {
+    _Atomic uint64_t *arrivals, *completed;
+} node_sync_t;
+
+static node_sync_t node_sync_words(const shmemi_coll_run_t *r)
+{
+    const shmemi_coll_topo_t *topo = r->topo;
+    int first = shmemi_coll_group_member(topo, topo->group[r->me], 0);
+    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(r->inst, shmemi_team_world_pe(r->t, first));
+    return (node_sync_t){&ctrl->coll_arrivals[r->t->index], &ctrl->coll_completed[r->t->index]};
+}
+
+typedef struct {
+    _Atomic uint64_t *completed;
+    uint64_t seen;
+} sync_wait_t;
+
+static int sync_moved(void *ctx)
+{
+    sync_wait_t *w = ctx;
+    return atomic_load(w->completed) != w->seen;
+}
+
 int shmemi_coll_node_arrive(const shmemi_coll_run_t *r)
 {
     const shmemi_coll_topo_t *topo = r->topo;
-    int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g), index = r->t->index;
-    size_t offset = offsetof(shmemi_ctrl_t, coll_signal) + (size_t)index * sizeof(uint64_t);
-    for (int l = 0; l < q; l++) {
+    int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g);
+    if (q == 1)
+        return ACLSHMEM_SUCCESS;
+    node_sync_t w = node_sync_words(r);
+    uint64_t seen = atomic_load(w.completed);
+    r->inst->coll->node_seen[r->t->index] = seen;
+    if (atomic_fetch_add(w.arrivals, 1) + 1 < (uint64_t)q)
+        return ACLSHMEM_SUCCESS;
+    atomic_store(w.arrivals, 0);
+    atomic_store(w.completed, seen + 1);
+    for (int l = 0; l < q; l++) { /* they may sleep */
         int j = shmemi_coll_group_member(topo, g, l);
         if (j != r->me)
-            SHMEMI_TRY(shmemi_coll_notify(r, j, offset));
+            shmemi_doorbell_notify(shmemi_ctrl_of(r->inst, shmemi_team_world_pe(r->t, j)));
     }
     return ACLSHMEM_SUCCESS;
 }
 
 int shmemi_coll_node_await(const shmemi_coll_run_t *r)
 {
-    const shmemi_coll_topo_t *topo = r->topo;
-    int q = shmemi_coll_group_size(topo, topo->group[r->me]), index = r->t->index;
-    if (q == 1)
+    if (shmemi_coll_group_size(r->topo, r->topo->group[r->me]) == 1)
         return ACLSHMEM_SUCCESS;
-    shmemi_instance_t *inst = r->inst;
-    /* The count only grows: this PE's share of it, over every node sync of the team id. */
-    inst->coll->signal_epoch[index] += (uint64_t)(q - 1);
-    return shmemi_coll_wait_count(r, &shmemi_ctrl_of(inst, inst->my_pe)->coll_signal[index],
-                                  inst->coll->signal_epoch[index]);
+    sync_wait_t w = {node_sync_words(r).completed, r->inst->coll->node_seen[r->t->index]};
+    return shmemi_wait(r->inst, sync_moved, &w);
 }
 
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r)

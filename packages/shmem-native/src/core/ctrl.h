@@ -58,9 +58,11 @@ typedef struct {
     shmemi_coll_slot_t coll_record[ACLSHMEM_MAX_TEAMS][2];
     /* ... and the data of their small collectives, for the first team ids, in turn as well. */
     shmemi_coll_payload_t coll_payload[SHMEMI_COLL_PAYLOAD_TEAMS][2];
-    /* Notifications between the PEs of one node inside a collective, per team; monotonic,
-     * as the barrier counters (coll/exchange.c). */
-    _Atomic uint64_t coll_signal[ACLSHMEM_MAX_TEAMS];
+    /* The node syncs inside a collective (coll/topology.c), per team, kept by the first
+     * member of each node's group: arrivals of the sync under way (the last arriver puts it
+     * back to 0), and the number of syncs completed (only grows). */
+    _Atomic uint64_t coll_arrivals[ACLSHMEM_MAX_TEAMS];
+    _Atomic uint64_t coll_completed[ACLSHMEM_MAX_TEAMS];
     /* Pieces of a broadcast's data that its root made ready for reading, per team; monotonic
      * (coll/move.c). */
     _Atomic uint64_t coll_ready[ACLSHMEM_MAX_TEAMS];
