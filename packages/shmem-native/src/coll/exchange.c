@@ -197,27 +197,26 @@ static int take_published(const shmemi_coll_slot_t *slot, uint64_t seq, uint64_t
 
 /* ---- the exchange without a barrier (small teams on one node) --------------------------
  *
- * A team whose members share this node needs no barrier to exchange records: each PE
- * publishes its record and waits until every other member's of the same round is in its
- * slot (for two PEs, the barrier's one add and one wait, with the record as the add); one
- * wait for them all, each look taking the records that came (waiting for each in turn, and
- * looking for a barrier at every look, took a reduce of 4 KiB on 4 PEs sharing 2 CPUs 3.95
- * us against 3.80, a broadcast of 8 B and a barrier 3.03 against 2.94, medians of 8
- * alternating runs).  Seeing a member's record means it finished its previous collective
- * and its buffers are ready, what the barrier said before.  A slot is rewritten two rounds later, which its
- * writer starts only after it read this PE's record of the round between, published after
- * this PE's reads of this round: the copy cannot be overwritten while it is taken.
+ * A team whose members share this node needs no barrier to exchange records: each PE publishes
+ * its record and waits until every other member's of the same round is in its slot (for two
+ * PEs, the barrier's one add and one wait, with the record as the add); one wait for them all,
+ * each look taking the records that came (waiting for each in turn, and looking for a barrier
+ * at every look, took a reduce of 4 KiB on 4 PEs sharing 2 CPUs 3.95 us against 3.80, a
+ * broadcast of 8 B and a barrier 3.03 against 2.94, medians of 8 alternating runs).  Seeing a
+ * member's record means it finished its previous collective and its buffers are ready, what
+ * the barrier said before.  A slot is rewritten two rounds later, which its writer starts only
+ * after it read this PE's record of the round between, published after this PE's reads of this
+ * round: the copy cannot be overwritten while it is taken.
  *
- * A PE that calls a barrier of the team while the others are in a collective is a
- * mismatch: the waiters see the barrier's arrival where a record is missing (a member that
- * called the collective and went on to a barrier published its record before it arrived,
- * so a second look finds it; they look at every 8th look only, as a program's mistake may
- * take that much longer to be seen).  Each takes its record back, completes that barrier (which
- * the PE in it would otherwise wait in forever) and fails; the team's next collective then
- * matches on every PE.
+ * A PE that calls a barrier of the team while the others are in a collective is a mismatch:
+ * the waiters see the barrier's arrival where a record is missing (a member that called the
+ * collective and went on to a barrier published its record before it arrived, so a second look
+ * finds it; they look at every 8th look only, as a program's mistake may take that much longer
+ * to be seen).  Each takes its record back, completes that barrier (which the PE in it would
+ * otherwise wait in forever) and fails; the team's next collective then matches on every PE.
  *
- * Up to 4 members: with 16 PEs on 2 CPUs, waiting for 15 records measured slower than one
- * node barrier (fcollect of 8 B: 67-94 us against 41-49). */
+ * Up to 4 members: with 16 PEs on 2 CPUs, waiting for 15 records measured slower than one node
+ * barrier (fcollect of 8 B: 67-94 us against 41-49). */
 #define POLLED_MAX_MEMBERS 4
 
 static int polled(const shmemi_team_t *t)
