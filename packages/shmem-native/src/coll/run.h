@@ -10,6 +10,7 @@
 #include "aclshmem/coll.h"
 #include "coll/coll.h"
 #include "core/ctrl.h"
+#include "sync/barrier.h"
 #include "transport/transport.h"
 
 /* What one PE publishes at the start of a collective (its slot in the control segment). */
@@ -37,9 +38,8 @@ typedef struct {
 
 struct shmemi_coll_state {
     shmemi_coll_team_t team[ACLSHMEM_MAX_TEAMS];
-    /* The count of completed node syncs this PE saw when it arrived at its sync under way,
-     * per team id (coll/topology.c). */
-    uint64_t node_seen[ACLSHMEM_MAX_TEAMS];
+    /* The node sync under way per team id, between its two halves (topology.c). */
+    shmemi_meeting_t node_meeting[ACLSHMEM_MAX_TEAMS];
     /* The same for the pieces of broadcasts made ready by their roots (ctrl->coll_ready). */
     uint64_t ready_epoch[ACLSHMEM_MAX_TEAMS];
 };

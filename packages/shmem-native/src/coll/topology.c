@@ -9,6 +9,7 @@
 #include "coll/run.h"
 #include "core/wait.h"
 #include "mem/heap.h"
+#include "sync/barrier.h"
 #include "transport/transport.h"
 
 /* Below this many bytes a collective goes flat: the node-by-node algorithms save network
@@ -93,38 +94,13 @@ int shmemi_coll_wait_count(const shmemi_coll_run_t *r, _Atomic uint64_t *counter
 
 /* ---- the node sync ----------------------------------------------------------------------
  *
- * The node barrier's way (sync/barrier.c), inside a collective: one counter of arrivals and
- * one count of completed syncs in the control segment of the group's first member.  Each
- * member reads the count, then arrives; the last to arrive puts the counter back to 0 (so
- * nobody arrives at the next sync before it is), moves the count on and rings the others'
- * doorbells; the others wait for the count to move.  Nothing outlives a sync, so a team id
- * used again by another team, with another first member, starts clean.  One add per member
- * on one line, where an add to every other member's counter took n - 1: an alltoall of 4 KiB
- * blocks on 4 PEs sharing 2 CPUs, whose end is this sync, took 3.53 against 3.89 us with the
- * sort above skipped too (medians of 10 alternating runs). */
-
-typedef struct {
-    _Atomic uint64_t *arrivals, *completed;
-} node_sync_t;
-
-static node_sync_t node_sync_words(const shmemi_coll_run_t *r)
-{
-    const shmemi_coll_topo_t *topo = r->topo;
-    int first = shmemi_coll_group_member(topo, topo->group[r->me], 0);
-    shmemi_ctrl_t *ctrl = shmemi_ctrl_of(r->inst, shmemi_team_world_pe(r->t, first));
-    return (node_sync_t){&ctrl->coll_arrivals[r->t->index], &ctrl->coll_completed[r->t->index]};
-}
-
-typedef struct {
-    _Atomic uint64_t *completed;
-    uint64_t seen;
-} sync_wait_t;
-
-static int sync_moved(void *ctx)
-{
-    sync_wait_t *w = ctx;
-    return atomic_load(w->completed) != w->seen;
-}
+ * A meeting of the group as the node barrier's (sync/barrier.h), on the group's first
+ * member's words of the team; the last to arrive rings the others' doorbells.  One add per
+ * member on one line, where an add to every other member's counter took n - 1: an alltoall
+ * of 4 KiB blocks on 4 PEs sharing 2 CPUs, whose end is this sync, took 3.53 against 3.89 us
+ * with the sort above skipped too (medians of 10 alternating runs).  The meeting keeps no
+ * count of its own, so a team id used again by another team, with another first member,
+ * starts clean. */
 
 int shmemi_coll_node_arrive(const shmemi_coll_run_t *r)
 {
@@ -132,13 +108,11 @@ int shmemi_coll_node_arrive(const shmemi_coll_run_t *r)
     int g = topo->group[r->me], q = shmemi_coll_group_size(topo, g);
     if (q == 1)
         return ACLSHMEM_SUCCESS;
-    node_sync_t w = node_sync_words(r);
-    uint64_t seen = atomic_load(w.completed);
-    r->inst->coll->node_seen[r->t->index] = seen;
-    if (atomic_fetch_add(w.arrivals, 1) + 1 < (uint64_t)q)
+    shmemi_ctrl_t *first = shmemi_ctrl_of(r->inst, shmemi_team_world_pe(r->t, shmemi_coll_group_member(topo, g, 0)));
+    shmemi_meeting_t *m = &r->inst->coll->node_meeting[r->t->index];
+    shmemi_meeting_open(m, &first->coll_arrivals[r->t->index], &first->coll_completed[r->t->index]);
+    if (!shmemi_meeting_arrive(m, q))
         return ACLSHMEM_SUCCESS;
-    atomic_store(w.arrivals, 0);
-    atomic_store(w.completed, seen + 1);
     for (int l = 0; l < q; l++) { /* they may sleep */
         int j = shmemi_coll_group_member(topo, g, l);
         if (j != r->me)
@@ -151,8 +125,7 @@ int shmemi_coll_node_await(const shmemi_coll_run_t *r)
 {
     if (shmemi_coll_group_size(r->topo, r->topo->group[r->me]) == 1)
         return ACLSHMEM_SUCCESS;
-    sync_wait_t w = {node_sync_words(r).completed, r->inst->coll->node_seen[r->t->index]};
-    return shmemi_wait(r->inst, sync_moved, &w);
+    return shmemi_wait(r->inst, shmemi_meeting_released, &r->inst->coll->node_meeting[r->t->index]);
 }
 
 int shmemi_coll_node_sync(const shmemi_coll_run_t *r)

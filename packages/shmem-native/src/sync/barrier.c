@@ -49,17 +49,6 @@ static int dissemination_barrier(shmemi_instance_t *inst, shmemi_team_t *t, int 
     return rc;
 }
 
-typedef struct {
-    _Atomic uint64_t *release;
-    uint64_t seen;
-} release_t;
-
-static int released(void *ctx)
-{
-    release_t *r = ctx;
-    return atomic_load(r->release) != r->seen;
-}
-
 /* How long a member that arrived polls (yielding, when the node is oversubscribed) before
  * it sleeps on the team's word.  Measured on 2 CPUs (median of 5 alternating runs): 4 PEs
  * 2.7 us, 8 PEs 13 us a barrier with 100 us; sleeping after 5-20 us made 8 PEs 40-80 us (a
@@ -102,23 +91,27 @@ static void note_wait(shmemi_instance_t *inst, long waited)
 }
 
 /* A member's wait for the release of a node barrier. */
-static int node_wait(shmemi_instance_t *inst, shmemi_team_t *t, shmemi_ctrl_t *root, release_t *r)
+static int node_wait(shmemi_instance_t *inst, shmemi_team_t *t, shmemi_ctrl_t *root, shmemi_meeting_t *m)
 {
+    shmemi_wake_word_t *wake = &root->node_wake[t->index];
     if (!inst->oversubscribed)
-        return shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], NODE_POLL_NS, NULL);
+        return shmemi_wait_shared(inst, shmemi_meeting_released, m, wake, NODE_POLL_NS, NULL);
     long poll_ns = oversubscribed_poll_ns(inst), waited = 0;
-    int rc = shmemi_wait_shared(inst, released, r, &root->node_wake[t->index], poll_ns, &waited);
+    int rc = shmemi_wait_shared(inst, shmemi_meeting_released, m, wake, poll_ns, &waited);
     note_wait(inst, waited);
     return rc;
 }
 
-/* The end of a node's gathering at root (its first member, or its leader): the counter back
- * to 0 before the release (nobody arrives at the next barrier before it), the release word
- * moved on by `by`, every member woken. */
-static void release_node(shmemi_ctrl_t *root, const shmemi_team_t *t, const release_t *r, uint64_t by)
+/* The node's members at root (its first member, or its leader), met in m for this barrier
+ * of team t. */
+static void open_node(shmemi_meeting_t *m, shmemi_ctrl_t *root, const shmemi_team_t *t)
 {
-    atomic_store(&root->node_arrivals[t->index], 0);
-    atomic_store(r->release, r->seen + by);
+    shmemi_meeting_open(m, &root->node_arrivals[t->index], &root->node_release[t->index]);
+}
+
+/* Every member waiting at root is woken (they sleep on one futex word of the team). */
+static void wake_node(shmemi_ctrl_t *root, const shmemi_team_t *t)
+{
     shmemi_wake_shared(&root->node_wake[t->index]);
 }
 
@@ -133,12 +126,11 @@ static void release_node(shmemi_ctrl_t *root, const shmemi_team_t *t, const rele
 static int node_barrier(shmemi_instance_t *inst, shmemi_team_t *t)
 {
     shmemi_ctrl_t *root = shmemi_ctrl_of(inst, shmemi_team_world_pe(t, 0));
-    release_t r = {&root->node_release[t->index], 0};
-    r.seen = atomic_load(r.release);
-    uint64_t arrived = atomic_fetch_add(&root->node_arrivals[t->index], 1) + 1;
-    if (arrived < (uint64_t)t->size)
-        return node_wait(inst, t, root, &r);
-    release_node(root, t, &r, 1);
+    shmemi_meeting_t m;
+    open_node(&m, root, t);
+    if (!shmemi_meeting_arrive(&m, t->size))
+        return node_wait(inst, t, root, &m);
+    wake_node(root, t);
     return ACLSHMEM_SUCCESS;
 }
 
@@ -192,22 +184,22 @@ static int send_carry(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_ba
 static int two_level_barrier(shmemi_instance_t *inst, shmemi_team_t *t, const shmemi_barrier_carry_t *carry)
 {
     shmemi_ctrl_t *leader = shmemi_ctrl_of(inst, shmemi_team_world_pe(t, t->local_leader));
-    release_t r = {&leader->node_release[t->index], 0};
-    r.seen = atomic_load(r.release);
-    _Atomic uint64_t *count = &leader->node_arrivals[t->index];
+    shmemi_meeting_t m;
+    open_node(&m, leader, t);
     if (t->leader_rank < 0) {
-        atomic_fetch_add(count, 1);
+        shmemi_meeting_arrive(&m, t->local_size); /* never the last: the leader does not arrive */
         shmemi_doorbell_notify(leader); /* the leader may sleep, waiting for its node */
-        SHMEMI_TRY(node_wait(inst, t, leader, &r));
-        return atomic_load(r.release) - r.seen == FAILED_RELEASE ? leader_failed(inst, t) : ACLSHMEM_SUCCESS;
+        SHMEMI_TRY(node_wait(inst, t, leader, &m));
+        return atomic_load(m.release) - m.seen == FAILED_RELEASE ? leader_failed(inst, t) : ACLSHMEM_SUCCESS;
     }
-    arrival_t node = {count, (uint64_t)t->local_size - 1};
+    arrival_t node = {m.arrivals, (uint64_t)t->local_size - 1};
     int rc = shmemi_wait(inst, arrived, &node);
     if (rc == ACLSHMEM_SUCCESS)
         rc = send_carry(inst, t, carry); /* the node's members arrived: their part is ready */
     if (rc == ACLSHMEM_SUCCESS)
         rc = dissemination_barrier(inst, t, t->leader_rank, t->n_leaders, t->leaders);
-    release_node(leader, t, &r, rc == ACLSHMEM_SUCCESS ? 1 : FAILED_RELEASE);
+    shmemi_meeting_complete(&m, rc == ACLSHMEM_SUCCESS ? 1 : FAILED_RELEASE);
+    wake_node(leader, t);
     return rc;
 }
 

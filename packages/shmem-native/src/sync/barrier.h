@@ -1,8 +1,54 @@
 #ifndef SHMEMI_BARRIER_H
 #define SHMEMI_BARRIER_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "core/instance.h"
 #include "team/team.h"
+
+/* A meeting of the members of one node on two words of one member's control segment: the
+ * node barrier's (below) and the node sync inside a collective (coll/topology.c).  Each
+ * member opens it (reads the release count), then arrives; the last to arrive puts the
+ * arrivals back to 0, so that nobody arrives at the next meeting before it is, then moves
+ * the release count on; the others wait for it to move.  Nothing outlives a meeting, and
+ * while a member waits the count can only move on by its own meeting.  Waking the members
+ * that sleep is the caller's. */
+typedef struct {
+    _Atomic uint64_t *arrivals; /* of the meeting under way */
+    _Atomic uint64_t *release;  /* meetings completed (only grows) */
+    uint64_t seen;              /* the release count before this PE arrived */
+} shmemi_meeting_t;
+
+static inline void shmemi_meeting_open(shmemi_meeting_t *m, _Atomic uint64_t *arrivals, _Atomic uint64_t *release)
+{
+    m->arrivals = arrivals;
+    m->release = release;
+    m->seen = atomic_load(release);
+}
+
+/* Completes m's meeting, moving the release count on by `by`. */
+static inline void shmemi_meeting_complete(const shmemi_meeting_t *m, uint64_t by)
+{
+    atomic_store(m->arrivals, 0);
+    atomic_store(m->release, m->seen + by);
+}
+
+/* Arrives at m's meeting of `members`: nonzero when this PE was the last (it completed it). */
+static inline int shmemi_meeting_arrive(const shmemi_meeting_t *m, int members)
+{
+    if (atomic_fetch_add(m->arrivals, 1) + 1 < (uint64_t)members)
+        return 0;
+    shmemi_meeting_complete(m, 1);
+    return 1;
+}
+
+/* Whether m's meeting completed (a shmemi_ready_fn). */
+static inline int shmemi_meeting_released(void *m)
+{
+    const shmemi_meeting_t *meeting = m;
+    return atomic_load(meeting->release) != meeting->seen;
+}
 
 /* Barrier over team t; completes this PE's outstanding RMA first.  Teams of more than two
  * members that all share this node take the node barrier (one shared counter, the last
